@@ -1,0 +1,297 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/forward"
+	"github.com/light-fabric/lfinit/supervisor"
+)
+
+// config is everything a run was asked to do.
+type config struct {
+	opts      supervisor.Options
+	target    forward.Target
+	logFormat string
+	logLevel  slog.Level
+	argv      []string
+	help      bool
+	version   bool
+}
+
+// usageError is a bad flag, variable or value: exit 2 before anything starts.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// envName is the LFINIT_* variable that sets the flag name.
+func envName(flagName string) string {
+	return "LFINIT_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parseDuration accepts Go durations with a unit, and a bare 0.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "0" {
+		return 0, nil
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return 0, fmt.Errorf("%q needs a unit, e.g. %sms or %ss", s, s, s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (use a number with a unit: 250ms, 8s, 1m)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	return d, nil
+}
+
+type durationValue struct{ d *time.Duration }
+
+func (v durationValue) String() string {
+	if v.d == nil {
+		return ""
+	}
+	return v.d.String()
+}
+
+func (v durationValue) Set(s string) error {
+	d, err := parseDuration(s)
+	if err == nil {
+		*v.d = d
+	}
+	return err
+}
+
+// signalValue is one signal; none (when allowed) sets *none.
+type signalValue struct {
+	sig       *syscall.Signal
+	none      *bool
+	catchable bool // must be a signal lfinit can catch (a shutdown trigger)
+}
+
+func (v signalValue) String() string {
+	if v.sig == nil || *v.sig == 0 {
+		return ""
+	}
+	return forward.Name(*v.sig)
+}
+
+func (v signalValue) Set(s string) error {
+	if v.none != nil && strings.EqualFold(strings.TrimSpace(s), "none") {
+		*v.none, *v.sig = true, 0
+		return nil
+	}
+	sig, err := forward.Parse(s)
+	if err != nil {
+		return err
+	}
+	if v.catchable && !forward.IsRelayed(sig) {
+		return fmt.Errorf("%s cannot be caught and relayed by lfinit", forward.Name(sig))
+	}
+	*v.sig = sig
+	if v.none != nil {
+		*v.none = false
+	}
+	return nil
+}
+
+type signalList struct{ sigs *[]syscall.Signal }
+
+func (v signalList) String() string {
+	if v.sigs == nil {
+		return ""
+	}
+	var names []string
+	for _, s := range *v.sigs {
+		names = append(names, strings.TrimPrefix(forward.Name(s), "SIG"))
+	}
+	return strings.Join(names, ",")
+}
+
+func (v signalList) Set(s string) error {
+	var out []syscall.Signal
+	for _, word := range strings.Split(s, ",") {
+		var sig syscall.Signal
+		if err := (signalValue{sig: &sig, catchable: true}).Set(word); err != nil {
+			return err
+		}
+		out = append(out, sig)
+	}
+	*v.sigs = out
+	return nil
+}
+
+// exitMap collects FROM=TO pairs; a comma separates several in one value.
+type exitMap struct{ m map[int]int }
+
+func (v exitMap) String() string { return "" }
+
+func (v exitMap) Set(s string) error {
+	for _, pair := range strings.Split(s, ",") {
+		from, to, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		f, err1 := strconv.Atoi(from)
+		t, err2 := strconv.Atoi(to)
+		if !ok || err1 != nil || err2 != nil || f < 0 || f > 255 || t < 0 || t > 255 {
+			return fmt.Errorf("%q is not FROM=TO with two exit codes 0-255 (e.g. 143=0)", pair)
+		}
+		v.m[f] = t
+	}
+	return nil
+}
+
+type choiceValue struct {
+	s       *string
+	choices []string
+}
+
+func (v choiceValue) String() string {
+	if v.s == nil {
+		return ""
+	}
+	return *v.s
+}
+
+func (v choiceValue) Set(s string) error {
+	for _, c := range v.choices {
+		if s == c {
+			*v.s = s
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not one of %s", s, strings.Join(v.choices, ", "))
+}
+
+// newFlagSet declares every option of a run on c.
+func newFlagSet(c *config, target, level *string) *flag.FlagSet {
+	fs := flag.NewFlagSet("lfinit", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	o := &c.opts
+	fs.Var(durationValue{&o.Budget.Grace}, "grace", "time from the shutdown signal to the deadline signal")
+	fs.Var(durationValue{&o.Budget.Floor}, "floor", "time from the grace deadline to SIGKILL of the whole tree")
+	fs.Var(durationValue{&o.Budget.DrainDelay}, "drain-delay", "time between the shutdown signal and the stop signal (readiness already false)")
+	fs.Var(signalList{&o.ShutdownSignals}, "shutdown-signals", "signals that start a shutdown")
+	fs.Var(signalValue{sig: &o.StopSignal}, "stop-signal", "signal the child gets when the drain starts (default: the one received)")
+	fs.Var(signalValue{sig: &o.DeadlineSignal, none: &o.NoDeadline}, "deadline-signal", "signal sent at the grace deadline, or none (default: the stop signal)")
+	fs.Var(choiceValue{target, []string{"child", "group"}}, "forward-to", "who gets forwarded signals: child or group")
+	fs.Var(exitMap{o.ExitMap}, "exit-map", "remap the child's exit code FROM=TO (repeatable)")
+	fs.Var(choiceValue{&c.logFormat, []string{"text", "json"}}, "log-format", "log format: text or json")
+	fs.Var(choiceValue{level, []string{"debug", "info", "warn", "error"}}, "log-level", "log level: debug, info, warn or error")
+	fs.BoolVar(&c.help, "help", false, "show this help")
+	fs.BoolVar(&c.help, "h", false, "show this help")
+	fs.BoolVar(&c.version, "version", false, "print the version")
+	return fs
+}
+
+// parseArgs turns the command line and environment into a config. getenv
+// is os.Getenv in real life. A flag wins over its variable.
+func parseArgs(args []string, getenv func(string) string) (*config, error) {
+	c := &config{
+		opts: supervisor.Options{
+			Budget:          budget.Default(),
+			ShutdownSignals: []syscall.Signal{syscall.SIGTERM, syscall.SIGINT},
+			ExitMap:         map[int]int{},
+		},
+		logFormat: "text",
+	}
+	target, level := "child", "info"
+	fs := newFlagSet(c, &target, &level)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			c.help = true
+			return c, nil
+		}
+		return nil, usagef("%v", err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		val := getenv(envName(f.Name))
+		if set[f.Name] || val == "" || envErr != nil || f.Name == "h" || f.Name == "help" || f.Name == "version" {
+			return
+		}
+		if err := f.Value.Set(val); err != nil {
+			envErr = usagef("invalid value %q for %s: %v", val, envName(f.Name), err)
+		}
+	})
+	if envErr != nil {
+		return nil, envErr
+	}
+	if c.help || c.version {
+		return c, nil
+	}
+	c.argv = fs.Args()
+	if len(c.argv) == 0 {
+		return nil, usagef("no command given: usage is lfinit [options] [--] COMMAND [ARG...]")
+	}
+	if err := c.opts.Budget.Validate(); err != nil {
+		return nil, usagef("%v: set --drain-delay below --grace", err)
+	}
+	c.target, _ = forward.ParseTarget(target)
+	c.logLevel = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[level]
+	return c, nil
+}
+
+const helpText = `lfinit — an init for containers with a bounded, observable shutdown
+
+Usage:
+  lfinit [options] [--] COMMAND [ARG...]
+  lfinit version
+
+lfinit starts COMMAND as its child in its own process group, forwards every
+signal a user may send, reaps every zombie, and bounds the shutdown: the first
+shutdown signal at t0 sends the stop signal at t0+drain-delay, the deadline
+signal at t0+grace, and SIGKILL to the whole tree at t0+grace+floor, after
+which lfinit exits 1. Option parsing stops at the first word that is not an
+option; "--" ends the options explicitly.
+
+Options (each also read from the LFINIT_* variable shown; the flag wins):
+`
+
+const helpTail = `
+Durations need a unit (250ms, 8s, 1m); a bare 0 is allowed. Signals may be
+written TERM, SIGTERM or 15.
+
+Exit codes: the child's code (or 128+N if it died by signal N, after
+--exit-map) when it exited on its own or before the grace deadline; 1 when
+the grace deadline passed or lfinit had to SIGKILL it; 2 for a usage error;
+126 when COMMAND cannot be executed; 127 when it is not found.
+`
+
+// writeHelp prints the options with their variables and defaults.
+func writeHelp(w io.Writer) {
+	c := &config{opts: supervisor.Options{Budget: budget.Default(), ExitMap: map[int]int{}}}
+	t, l := "", ""
+	fs := newFlagSet(c, &t, &l)
+	defaults := map[string]string{
+		"grace": budget.DefaultGrace.String(), "floor": budget.DefaultFloor.String(), "drain-delay": "0",
+		"shutdown-signals": "TERM,INT", "forward-to": "child", "log-format": "text", "log-level": "info",
+	}
+	fmt.Fprint(w, helpText)
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "h" || f.Name == "help" || f.Name == "version" {
+			return
+		}
+		def := ""
+		if d := defaults[f.Name]; d != "" {
+			def = " (default " + d + ")"
+		}
+		fmt.Fprintf(w, "  --%-18s %s%s\n  %-20s [%s]\n", f.Name, f.Usage, def, "", envName(f.Name))
+	})
+	fmt.Fprintf(w, "  --%-18s %s\n  --%-18s %s\n", "help", "show this help", "version", "print the version")
+	fmt.Fprint(w, helpTail)
+}

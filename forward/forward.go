@@ -1,0 +1,89 @@
+package forward
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Relayed is every signal a user may send that lfinit passes on to the
+// child. Left out on purpose: SIGCHLD (lfinit reaps), SIGURG (the Go
+// runtime's preemption), SIGPIPE (about lfinit's own output), SIGKILL and
+// SIGSTOP (uncatchable), the synchronous faults (ILL, TRAP, BUS, FPE, SEGV,
+// SYS: they describe lfinit itself), SIGPROF (the runtime's profiler) and
+// 32/33 (reserved by libc).
+var Relayed = func() []syscall.Signal {
+	s := []syscall.Signal{
+		syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGABRT,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGTERM,
+		syscall.SIGSTKFLT, syscall.SIGCONT, syscall.SIGTSTP, syscall.SIGTTIN,
+		syscall.SIGTTOU, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM,
+		syscall.SIGWINCH, syscall.SIGIO, syscall.SIGPWR,
+	}
+	for n := RTMin; n <= RTMax; n++ {
+		s = append(s, syscall.Signal(n))
+	}
+	return s
+}()
+
+// IsRelayed reports whether sig is one lfinit catches and passes on.
+func IsRelayed(sig syscall.Signal) bool {
+	for _, s := range Relayed {
+		if s == sig {
+			return true
+		}
+	}
+	return false
+}
+
+// Target says who receives forwarded signals.
+type Target int
+
+// The targets of --forward-to.
+const (
+	Child Target = iota // the main child only
+	Group               // the main child's whole process group
+)
+
+// ParseTarget reads a --forward-to value.
+func ParseTarget(s string) (Target, error) {
+	switch s {
+	case "child":
+		return Child, nil
+	case "group":
+		return Group, nil
+	}
+	return 0, fmt.Errorf("unknown target %q (use child or group)", s)
+}
+
+// String is the --forward-to spelling of t.
+func (t Target) String() string {
+	if t == Group {
+		return "group"
+	}
+	return "child"
+}
+
+// ErrUnsafePid is returned instead of a kill whose pid would reach beyond
+// lfinit's own tree: 0 (our own group), 1 and -1 (everyone), negatives.
+var ErrUnsafePid = errors.New("refusing to signal pid <= 1")
+
+// Deliver sends sig to the child pid, or to its process group (whose id is
+// the child's pid: lfinit starts it with Setpgid). The caller guarantees the
+// child is not reaped yet, so neither id can have been reused. A process that
+// is already gone is not an error.
+func Deliver(pid int, t Target, sig syscall.Signal) error {
+	if pid <= 1 {
+		return ErrUnsafePid
+	}
+	target := pid
+	if t == Group {
+		target = -pid
+	}
+	if err := unix.Kill(target, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package reaper
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestExitCodeEveryStatus(t *testing.T) {
+	for code := 0; code < 256; code++ {
+		ws := unix.WaitStatus(code << 8)
+		if got := ExitCode(ws); got != code {
+			t.Fatalf("exit %d: ExitCode = %d", code, got)
+		}
+	}
+	for sig := 1; sig <= 64; sig++ {
+		for _, core := range []int{0, 0x80} {
+			ws := unix.WaitStatus(sig | core)
+			if got := ExitCode(ws); got != 128+sig {
+				t.Fatalf("signal %d core=%x: ExitCode = %d, want %d", sig, core, got, 128+sig)
+			}
+		}
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	line := "4242 (we ird) (name)) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10 18446744073709551615\n"
+	p, ok := ParseStat(line)
+	if !ok || p.Pid != 4242 || p.Ppid != 17 || p.State != 'S' || p.Start != 987654 {
+		t.Fatalf("ParseStat = %+v, %v", p, ok)
+	}
+	for _, bad := range []string{"", "x (a) S 1", "12 (a) S", "12 (a) S x 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"} {
+		if _, ok := ParseStat(bad); ok {
+			t.Errorf("ParseStat(%q) accepted", bad)
+		}
+	}
+}
+
+func TestDescendants(t *testing.T) {
+	procs := []Proc{
+		{Pid: 1, Ppid: 0, State: 'S'},
+		{Pid: 10, Ppid: 1, State: 'S'},  // lfinit
+		{Pid: 11, Ppid: 10, State: 'S'}, // child
+		{Pid: 12, Ppid: 11, State: 'R'}, // grandchild
+		{Pid: 13, Ppid: 11, State: 'Z'}, // zombie: not live, but its children count
+		{Pid: 14, Ppid: 13, State: 'S'},
+		{Pid: 20, Ppid: 1, State: 'S'}, // outside the tree
+		{Pid: 21, Ppid: 20, State: 'S'},
+	}
+	got := map[int]bool{}
+	for _, p := range Descendants(procs, 10) {
+		got[p.Pid] = true
+	}
+	if len(got) != 3 || !got[11] || !got[12] || !got[14] {
+		t.Fatalf("Descendants(10) = %v, want 11 12 14", got)
+	}
+	if n := len(Descendants(procs, 99)); n != 0 {
+		t.Fatalf("Descendants of a missing pid = %d", n)
+	}
+}
+
+func TestTableSeesSelf(t *testing.T) {
+	self := os.Getpid()
+	for _, p := range Table("/proc") {
+		if p.Pid == self {
+			if p.Ppid != os.Getppid() {
+				t.Fatalf("ppid = %d, want %d", p.Ppid, os.Getppid())
+			}
+			return
+		}
+	}
+	t.Fatal("own pid not in /proc table")
+}
+
+// TestSubreaperReapsOrphanAndSignalsTree runs in a re-executed copy of the
+// test binary, which becomes a subreaper, so that the orphan lands on it.
+func TestSubreaperReapsOrphanAndSignalsTree(t *testing.T) {
+	if os.Getenv("REAPER_CHILD") == "1" {
+		subreaperChild()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=TestSubreaperReapsOrphanAndSignalsTree")
+	cmd.Env = append(os.Environ(), "REAPER_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("subreaper child: %v\n%s", err, out)
+	}
+}
+
+func subreaperChild() {
+	fail := func(msg string) { os.Stderr.WriteString(msg + "\n"); os.Exit(1) }
+	if err := SetSubreaper(); err != nil {
+		fail("SetSubreaper: " + err.Error())
+	}
+	// sh starts a long sleep in the background and exits: the sleep is an orphan.
+	pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "sleep 30 & exit 0"}, &syscall.ProcAttr{Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		fail("fork: " + err.Error())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	shReaped := false
+	for !shReaped && time.Now().Before(deadline) {
+		Reap(func(p int, ws unix.WaitStatus) { shReaped = shReaped || p == pid })
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !shReaped {
+		fail("sh not reaped")
+	}
+	if n := len(Descendants(Table("/proc"), os.Getpid())); n != 1 {
+		fail("want the orphaned sleep as the one descendant")
+	}
+	if n := SignalTree(false, syscall.SIGKILL); n != 1 {
+		fail("SignalTree signalled a wrong count")
+	}
+	for time.Now().Before(deadline) {
+		if Reap(func(int, unix.WaitStatus) {}) {
+			os.Exit(0)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	fail("tree not empty after SIGKILL")
+}

@@ -1,0 +1,376 @@
+// Package supervisor is lfinit's state machine and the loop that drives it.
+//
+// Machine is pure: events go in with the instant they happened (a signal, the
+// child's exit, the tree becoming empty, a timer) and actions come out
+// (forward a signal, terminate or kill the tree, announce a phase, exit). It
+// reads no clock and makes no syscalls, so every rule is unit-tested with
+// made-up instants. Run wires it to real signals, wait4 and kill.
+package supervisor
+
+import (
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/reaper"
+)
+
+// Phase is where lfinit is in the life of its child.
+type Phase string
+
+// The phases, in the order DESIGN.md §1.7 gives them.
+const (
+	Starting        Phase = "starting"
+	Ready           Phase = "ready"
+	Quiescing       Phase = "quiescing"
+	Draining        Phase = "draining"
+	AbortingStartup Phase = "aborting-startup"
+	CleaningUp      Phase = "cleaning-up"
+	Stopped         Phase = "stopped"
+)
+
+// Outcome is how the run ended.
+type Outcome string
+
+// The outcomes of DESIGN.md §1.6.
+const (
+	Running          Outcome = ""
+	ChildExited      Outcome = "child-exited"
+	Graceful         Outcome = "graceful"
+	DeadlineExceeded Outcome = "deadline-exceeded"
+	Failed           Outcome = "failed"
+)
+
+// Exit codes lfinit itself chooses.
+const (
+	ExitForced     = 1   // a forced stop: deadline exceeded or SIGKILL
+	ExitUsage      = 2   // bad option or configuration; nothing started
+	ExitNotExec    = 126 // the command exists but cannot be executed
+	ExitNotFound   = 127 // the command does not exist
+	KillRetryEvery = 50 * time.Millisecond
+	KillGiveUp     = time.Second
+)
+
+// Options are the decisions an operator makes about a run.
+type Options struct {
+	Budget          budget.Config
+	ShutdownSignals []syscall.Signal // default TERM, INT
+	StopSignal      syscall.Signal   // 0: forward the shutdown signal received
+	DeadlineSignal  syscall.Signal   // 0: the stop signal again
+	NoDeadline      bool             // --deadline-signal=none
+	ExitMap         map[int]int      // child code → lfinit code
+	KillRetry       time.Duration    // resend SIGKILL while the tree lives (default 50ms)
+	KillGiveUp      time.Duration    // stop waiting for unkillable processes (default 1s)
+}
+
+// Kind says what an Action asks for.
+type Kind int
+
+// The kinds of Action.
+const (
+	ActPhase    Kind = iota // announce a new phase (Phase)
+	ActForward              // send Signal to the child, or its group (Why says which rule)
+	ActTermTree             // SIGTERM what the exited child left behind
+	ActKillTree             // SIGKILL the whole tree
+	ActExit                 // lfinit exits with Code
+)
+
+// Action is one thing the machine asks the loop to do, in order.
+type Action struct {
+	Kind   Kind
+	Signal syscall.Signal
+	Why    string // for ActForward: relay, stop, deadline
+	Phase  Phase
+	Code   int
+}
+
+// Machine is the pure decision core of one run.
+type Machine struct {
+	opt      Options
+	phase    Phase
+	outcome  Outcome
+	code     int
+	alive    bool // the main child is not reaped yet
+	shutdown bool
+	tl       budget.Timeline
+	stopSig  syscall.Signal
+	deadSig  syscall.Signal // 0: none
+	trigger  syscall.Signal // the first shutdown signal
+
+	stopSent   bool
+	gracePast  bool // the grace deadline passed with the child alive
+	cleanupAt  time.Time
+	killedAt   time.Time
+	lastKillAt time.Time
+	startedAt  time.Time
+	exitedAt   time.Time
+	done       bool
+}
+
+// NewMachine returns a machine for a child about to be started.
+func NewMachine(opt Options) *Machine {
+	if len(opt.ShutdownSignals) == 0 {
+		opt.ShutdownSignals = []syscall.Signal{syscall.SIGTERM, syscall.SIGINT}
+	}
+	if opt.KillRetry <= 0 {
+		opt.KillRetry = KillRetryEvery
+	}
+	if opt.KillGiveUp <= 0 {
+		opt.KillGiveUp = KillGiveUp
+	}
+	return &Machine{opt: opt}
+}
+
+// Phase is the current phase.
+func (m *Machine) Phase() Phase {
+	if m.phase == "" {
+		return Starting
+	}
+	return m.phase
+}
+
+// Outcome is the outcome so far (Running until it is known).
+func (m *Machine) Outcome() Outcome { return m.outcome }
+
+// Timeline is the shutdown schedule, valid once ShuttingDown is true.
+func (m *Machine) Timeline() budget.Timeline { return m.tl }
+
+// ShuttingDown reports whether a shutdown signal has been accepted.
+func (m *Machine) ShuttingDown() bool { return m.shutdown }
+
+// Trigger is the first shutdown signal, 0 before any.
+func (m *Machine) Trigger() syscall.Signal { return m.trigger }
+
+// HardDeadline is when the tree is killed, and whether one is set at all.
+func (m *Machine) HardDeadline() (time.Time, bool) {
+	switch {
+	case m.shutdown:
+		return m.tl.HardDeadline, true
+	case !m.cleanupAt.IsZero():
+		return m.cleanupAt, true
+	}
+	return time.Time{}, false
+}
+
+// IsShutdownSignal reports whether sig starts (or hurries) a shutdown.
+func (m *Machine) IsShutdownSignal(sig syscall.Signal) bool {
+	for _, s := range m.opt.ShutdownSignals {
+		if s == sig {
+			return true
+		}
+	}
+	return false
+}
+
+// Started records that the child was started at now. Without readiness
+// gating the child is ready as soon as exec succeeded.
+func (m *Machine) Started(now time.Time, ready bool) []Action {
+	m.alive, m.startedAt = true, now
+	if ready {
+		return m.setPhase(nil, Ready)
+	}
+	return m.setPhase(nil, Starting)
+}
+
+// MarkReady records that the child answered its readiness check.
+func (m *Machine) MarkReady(now time.Time) []Action {
+	if m.phase != Starting || m.shutdown {
+		return nil
+	}
+	return m.setPhase(nil, Ready)
+}
+
+// FailedToStart records that the child could not be started.
+func (m *Machine) FailedToStart(code int) []Action {
+	m.outcome, m.code, m.done = Failed, code, true
+	acts := m.setPhase(nil, Stopped)
+	return append(acts, Action{Kind: ActExit, Code: code})
+}
+
+// Signal handles a signal lfinit received at now.
+func (m *Machine) Signal(now time.Time, sig syscall.Signal) []Action {
+	if m.done {
+		return nil
+	}
+	if !m.IsShutdownSignal(sig) {
+		if m.alive {
+			return []Action{{Kind: ActForward, Signal: sig, Why: "relay"}}
+		}
+		return nil
+	}
+	if !m.shutdown {
+		return m.begin(now, sig)
+	}
+	var acts []Action
+	tl, what := m.tl.Again(m.opt.Budget, now)
+	m.tl = tl
+	if what == budget.SendDeadline && m.alive && m.deadSig != 0 {
+		acts = append(acts, Action{Kind: ActForward, Signal: m.deadSig, Why: "deadline"})
+	}
+	return m.advance(now, acts)
+}
+
+func (m *Machine) begin(now time.Time, sig syscall.Signal) []Action {
+	m.shutdown, m.trigger = true, sig
+	m.stopSig = m.opt.StopSignal
+	if m.stopSig == 0 {
+		m.stopSig = sig
+	}
+	m.deadSig = m.opt.DeadlineSignal
+	if m.deadSig == 0 {
+		m.deadSig = m.stopSig
+	}
+	if m.opt.NoDeadline {
+		m.deadSig = 0
+	}
+	if !m.alive {
+		// The child already exited on its own: the shutdown only caps
+		// the cleanup of its leftovers.
+		m.tl = budget.Timeline{SignalAt: now, StopAt: now, GraceDeadline: now, HardDeadline: m.cleanupAt, Signals: 1}
+		return m.advance(now, nil)
+	}
+	ready := m.phase == Ready
+	m.tl = budget.Start(m.opt.Budget, now, ready)
+	next := Quiescing
+	if !ready {
+		next = AbortingStartup
+	}
+	return m.advance(now, m.setPhase(nil, next))
+}
+
+// ChildExited records the main child's wait status at now; treeEmpty says
+// whether wait4 found no other process left.
+func (m *Machine) ChildExited(now time.Time, ws unix.WaitStatus, treeEmpty bool) []Action {
+	if !m.alive {
+		return nil
+	}
+	m.alive, m.exitedAt = false, now
+	code := reaper.ExitCode(ws)
+	if mapped, ok := m.opt.ExitMap[code]; ok {
+		code = mapped
+	}
+	switch {
+	case !m.shutdown:
+		m.outcome, m.code = ChildExited, code
+		m.cleanupAt = m.opt.Budget.CleanupDeadline(now)
+	case m.gracePast || !m.killedAt.IsZero() || !now.Before(m.tl.GraceDeadline):
+		m.outcome, m.code = DeadlineExceeded, ExitForced
+	default:
+		m.outcome, m.code = Graceful, code
+	}
+	if treeEmpty {
+		return m.finish()
+	}
+	acts := m.setPhase(nil, CleaningUp)
+	if m.killedAt.IsZero() {
+		acts = append(acts, Action{Kind: ActTermTree, Signal: syscall.SIGTERM})
+	}
+	return m.advance(now, acts)
+}
+
+// TreeEmpty records that lfinit has no process left to reap.
+func (m *Machine) TreeEmpty(now time.Time) []Action {
+	if m.alive || m.done {
+		return nil
+	}
+	return m.finish()
+}
+
+// Tick fires whatever is due at now.
+func (m *Machine) Tick(now time.Time) []Action {
+	if m.done {
+		return nil
+	}
+	return m.advance(now, nil)
+}
+
+// Next is the next instant at which Tick has something to do.
+func (m *Machine) Next() (time.Time, bool) {
+	var next time.Time
+	consider := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	switch {
+	case m.done:
+		return time.Time{}, false
+	case !m.killedAt.IsZero():
+		consider(m.lastKillAt.Add(m.opt.KillRetry))
+		consider(m.killedAt.Add(m.opt.KillGiveUp))
+	case m.shutdown && m.alive:
+		if !m.stopSent {
+			consider(m.tl.StopAt)
+		}
+		if !m.gracePast {
+			consider(m.tl.GraceDeadline)
+		}
+		consider(m.tl.HardDeadline)
+	case !m.alive:
+		if hard, ok := m.HardDeadline(); ok {
+			consider(hard)
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// advance fires, in order, every deadline due at now.
+func (m *Machine) advance(now time.Time, acts []Action) []Action {
+	if m.shutdown && m.alive {
+		if !m.stopSent && !now.Before(m.tl.StopAt) {
+			m.stopSent = true
+			acts = append(acts, Action{Kind: ActForward, Signal: m.stopSig, Why: "stop"})
+			if m.phase == Quiescing {
+				acts = m.setPhase(acts, Draining)
+			}
+		}
+		if !m.gracePast && !now.Before(m.tl.GraceDeadline) {
+			m.gracePast = true
+			// A deadline signal at the instant of the SIGKILL is noise;
+			// a second shutdown signal already sent one.
+			if m.deadSig != 0 && m.tl.GraceDeadline.Before(m.tl.HardDeadline) && m.tl.Signals < 2 {
+				acts = append(acts, Action{Kind: ActForward, Signal: m.deadSig, Why: "deadline"})
+			}
+		}
+	}
+	hard, ok := m.HardDeadline()
+	if m.killedAt.IsZero() {
+		if ok && !now.Before(hard) {
+			m.killedAt, m.lastKillAt = now, now
+			acts = append(acts, Action{Kind: ActKillTree, Signal: syscall.SIGKILL})
+		}
+		return acts
+	}
+	if !now.Before(m.killedAt.Add(m.opt.KillGiveUp)) {
+		// Unkillable (uninterruptible sleep): exit anyway; as PID 1 the
+		// kernel ends the namespace with us.
+		if m.alive {
+			m.outcome, m.code = DeadlineExceeded, ExitForced
+		}
+		return append(acts, m.finish()...)
+	}
+	if !now.Before(m.lastKillAt.Add(m.opt.KillRetry)) {
+		m.lastKillAt = now
+		acts = append(acts, Action{Kind: ActKillTree, Signal: syscall.SIGKILL})
+	}
+	return acts
+}
+
+func (m *Machine) finish() []Action {
+	m.done = true
+	acts := m.setPhase(nil, Stopped)
+	return append(acts, Action{Kind: ActExit, Code: m.code})
+}
+
+func (m *Machine) setPhase(acts []Action, p Phase) []Action {
+	if m.phase == p {
+		return acts
+	}
+	m.phase = p
+	return append(acts, Action{Kind: ActPhase, Phase: p})
+}
+
+// Code is the exit code lfinit will exit with, once Outcome is known.
+func (m *Machine) Code() int { return m.code }

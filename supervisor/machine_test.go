@@ -1,0 +1,281 @@
+package supervisor
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/forward"
+)
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+const (
+	ms = time.Millisecond
+	s  = time.Second
+)
+
+// exited and killed build wait statuses as the kernel reports them.
+func exited(code int) unix.WaitStatus          { return unix.WaitStatus(code << 8) }
+func killed(sig syscall.Signal) unix.WaitStatus { return unix.WaitStatus(sig) }
+
+// show renders actions compactly so expectations read like the timeline.
+func show(acts []Action) string {
+	var parts []string
+	for _, a := range acts {
+		switch a.Kind {
+		case ActPhase:
+			parts = append(parts, "phase:"+string(a.Phase))
+		case ActForward:
+			parts = append(parts, a.Why+":"+forward.Name(a.Signal))
+		case ActTermTree:
+			parts = append(parts, "term-tree")
+		case ActKillTree:
+			parts = append(parts, "kill-tree")
+		case ActExit:
+			parts = append(parts, fmt.Sprintf("exit:%d", a.Code))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func expect(t *testing.T, step string, acts []Action, want string) {
+	t.Helper()
+	if got := show(acts); got != want {
+		t.Fatalf("%s: actions %q, want %q", step, got, want)
+	}
+}
+
+func expectNext(t *testing.T, m *Machine, want time.Time) {
+	t.Helper()
+	next, ok := m.Next()
+	if want.IsZero() {
+		if ok {
+			t.Fatalf("Next = %v, want nothing scheduled", next.Sub(t0))
+		}
+		return
+	}
+	if !ok || !next.Equal(want) {
+		t.Fatalf("Next = %v (%v), want t0%+v", next.Sub(t0), ok, want.Sub(t0))
+	}
+}
+
+func newMachine(grace, floor, drain time.Duration) *Machine {
+	return NewMachine(Options{Budget: budget.Config{Grace: grace, Floor: floor, DrainDelay: drain}})
+}
+
+func TestChildExitsOnItsOwn(t *testing.T) {
+	m := newMachine(8*s, 250*ms, 0)
+	expect(t, "start", m.Started(t0, true), "phase:ready")
+	expectNext(t, m, time.Time{})
+	expect(t, "exit", m.ChildExited(at(s), exited(3), true), "phase:stopped exit:3")
+	if m.Outcome() != ChildExited {
+		t.Fatalf("outcome %q", m.Outcome())
+	}
+	expect(t, "late signal", m.Signal(at(2*s), syscall.SIGTERM), "")
+}
+
+func TestChildKilledBySignalIs128PlusN(t *testing.T) {
+	m := newMachine(8*s, 250*ms, 0)
+	m.Started(t0, true)
+	expect(t, "exit", m.ChildExited(at(s), killed(syscall.SIGSEGV), true), "phase:stopped exit:139")
+}
+
+func TestRelayOnlyWhileTheChildLives(t *testing.T) {
+	m := newMachine(8*s, 250*ms, 0)
+	m.Started(t0, true)
+	expect(t, "usr1", m.Signal(at(s), syscall.SIGUSR1), "relay:SIGUSR1")
+	expect(t, "hup", m.Signal(at(s), syscall.SIGHUP), "relay:SIGHUP")
+	expect(t, "exit", m.ChildExited(at(2*s), exited(0), false), "phase:cleaning-up term-tree")
+	expect(t, "usr1 after exit", m.Signal(at(2*s), syscall.SIGUSR1), "")
+}
+
+func TestGracefulShutdownWithDrainDelay(t *testing.T) {
+	m := newMachine(20*s, 250*ms, 5*s)
+	m.Started(t0, true)
+	expect(t, "TERM", m.Signal(at(10*s), syscall.SIGTERM), "phase:quiescing")
+	expectNext(t, m, at(15*s))
+	expect(t, "early tick", m.Tick(at(14*s)), "")
+	expect(t, "drain", m.Tick(at(15*s)), "stop:SIGTERM phase:draining")
+	expectNext(t, m, at(30*s))
+	expect(t, "exit", m.ChildExited(at(16*s), killed(syscall.SIGTERM), true), "phase:stopped exit:143")
+	if m.Outcome() != Graceful {
+		t.Fatalf("outcome %q", m.Outcome())
+	}
+}
+
+func TestExitMapRemapsTheChildsCode(t *testing.T) {
+	m := NewMachine(Options{Budget: budget.Default(), ExitMap: map[int]int{143: 0}})
+	m.Started(t0, true)
+	m.Signal(t0, syscall.SIGTERM)
+	expect(t, "exit", m.ChildExited(at(s), killed(syscall.SIGTERM), true), "phase:stopped exit:0")
+}
+
+func TestChildThatIgnoresTermIsKilledAtTheHardDeadline(t *testing.T) {
+	m := newMachine(2*s, 250*ms, 0)
+	m.Started(t0, true)
+	expect(t, "TERM", m.Signal(t0, syscall.SIGTERM), "phase:quiescing stop:SIGTERM phase:draining")
+	expectNext(t, m, at(2*s))
+	expect(t, "grace", m.Tick(at(2*s)), "deadline:SIGTERM")
+	expectNext(t, m, at(2250*ms))
+	expect(t, "hard", m.Tick(at(2250*ms)), "kill-tree")
+	expectNext(t, m, at(2300*ms))
+	expect(t, "retry", m.Tick(at(2300*ms)), "kill-tree")
+	expect(t, "reaped", m.ChildExited(at(2310*ms), killed(syscall.SIGKILL), false), "phase:cleaning-up")
+	expect(t, "empty", m.TreeEmpty(at(2320*ms)), "phase:stopped exit:1")
+	if m.Outcome() != DeadlineExceeded {
+		t.Fatalf("outcome %q", m.Outcome())
+	}
+}
+
+func TestDyingWithinTheFloorIsStillDeadlineExceeded(t *testing.T) {
+	m := newMachine(2*s, 250*ms, 0)
+	m.Started(t0, true)
+	m.Signal(t0, syscall.SIGTERM)
+	m.Tick(at(2 * s))
+	expect(t, "exit in floor", m.ChildExited(at(2100*ms), exited(0), true), "phase:stopped exit:1")
+}
+
+func TestSecondSignalWhileQuiescingForwardsAtOnce(t *testing.T) {
+	m := newMachine(20*s, 250*ms, 5*s)
+	m.Started(t0, true)
+	m.Signal(t0, syscall.SIGTERM)
+	expect(t, "INT", m.Signal(at(s), syscall.SIGINT), "stop:SIGTERM phase:draining")
+	expectNext(t, m, at(1250*ms))
+	expect(t, "hard", m.Tick(at(1250*ms)), "kill-tree")
+}
+
+func TestSecondSignalWhileDrainingSendsDeadlineSignalAndShortens(t *testing.T) {
+	m := newMachine(20*s, 500*ms, 0)
+	m.Started(t0, true)
+	m.Signal(t0, syscall.SIGINT)
+	expect(t, "INT again", m.Signal(at(3*s), syscall.SIGINT), "deadline:SIGINT")
+	expectNext(t, m, at(3500*ms))
+	expect(t, "third", m.Signal(at(3100*ms), syscall.SIGTERM), "deadline:SIGINT")
+	expectNext(t, m, at(3500*ms))
+	expect(t, "exit", m.ChildExited(at(3200*ms), exited(130), true), "phase:stopped exit:1")
+}
+
+func TestStopAndDeadlineSignalRewrites(t *testing.T) {
+	m := NewMachine(Options{Budget: budget.Config{Grace: 2 * s, Floor: s}, StopSignal: syscall.SIGQUIT, DeadlineSignal: syscall.SIGUSR2})
+	m.Started(t0, true)
+	expect(t, "TERM", m.Signal(t0, syscall.SIGTERM), "phase:quiescing stop:SIGQUIT phase:draining")
+	expect(t, "grace", m.Tick(at(2*s)), "deadline:SIGUSR2")
+}
+
+func TestNoDeadlineSignal(t *testing.T) {
+	m := NewMachine(Options{Budget: budget.Config{Grace: 2 * s, Floor: s}, NoDeadline: true})
+	m.Started(t0, true)
+	m.Signal(t0, syscall.SIGTERM)
+	expect(t, "second", m.Signal(at(s), syscall.SIGTERM), "")
+	expect(t, "hard", m.Tick(at(2*s)), "kill-tree")
+}
+
+func TestCustomShutdownSignals(t *testing.T) {
+	m := NewMachine(Options{Budget: budget.Default(), ShutdownSignals: []syscall.Signal{syscall.SIGQUIT}})
+	m.Started(t0, true)
+	expect(t, "TERM is relayed", m.Signal(t0, syscall.SIGTERM), "relay:SIGTERM")
+	expect(t, "QUIT shuts down", m.Signal(t0, syscall.SIGQUIT), "phase:quiescing stop:SIGQUIT phase:draining")
+}
+
+func TestStartupAbortGetsTheFloorOnly(t *testing.T) {
+	m := newMachine(20*s, 300*ms, 5*s)
+	expect(t, "start", m.Started(t0, false), "phase:starting")
+	expect(t, "TERM", m.Signal(at(s), syscall.SIGTERM), "phase:aborting-startup stop:SIGTERM")
+	expectNext(t, m, at(1300*ms))
+	expect(t, "exit", m.ChildExited(at(1200*ms), exited(7), true), "phase:stopped exit:7")
+	if m.Outcome() != Graceful {
+		t.Fatalf("outcome %q", m.Outcome())
+	}
+}
+
+func TestStartupAbortTooSlowIsKilled(t *testing.T) {
+	m := newMachine(20*s, 300*ms, 5*s)
+	m.Started(t0, false)
+	m.Signal(t0, syscall.SIGTERM)
+	expect(t, "hard", m.Tick(at(300*ms)), "kill-tree")
+	expect(t, "exit", m.ChildExited(at(310*ms), killed(syscall.SIGKILL), true), "phase:stopped exit:1")
+}
+
+func TestReadyAfterStarting(t *testing.T) {
+	m := newMachine(8*s, 250*ms, 0)
+	m.Started(t0, false)
+	expect(t, "ready", m.MarkReady(at(s)), "phase:ready")
+	expect(t, "ready twice", m.MarkReady(at(s)), "")
+	expect(t, "TERM", m.Signal(at(2*s), syscall.SIGTERM), "phase:quiescing stop:SIGTERM phase:draining")
+}
+
+func TestLeftoversAfterTheChildExitedAreTermedThenKilled(t *testing.T) {
+	m := newMachine(8*s, 250*ms, 0)
+	m.Started(t0, true)
+	expect(t, "exit", m.ChildExited(at(s), exited(4), false), "phase:cleaning-up term-tree")
+	expectNext(t, m, at(1250*ms))
+	expect(t, "floor", m.Tick(at(1250*ms)), "kill-tree")
+	expect(t, "empty", m.TreeEmpty(at(1260*ms)), "phase:stopped exit:4")
+	if m.Outcome() != ChildExited {
+		t.Fatalf("outcome %q", m.Outcome())
+	}
+}
+
+func TestLeftoversDuringShutdownGetTheHardDeadline(t *testing.T) {
+	m := newMachine(5*s, s, 0)
+	m.Started(t0, true)
+	m.Signal(t0, syscall.SIGTERM)
+	expect(t, "exit", m.ChildExited(at(s), exited(0), false), "phase:cleaning-up term-tree")
+	expectNext(t, m, at(6*s))
+	expect(t, "hard", m.Tick(at(6*s)), "kill-tree")
+	expect(t, "empty", m.TreeEmpty(at(6*s)), "phase:stopped exit:0")
+	if m.Outcome() != Graceful {
+		t.Fatalf("outcome %q", m.Outcome())
+	}
+}
+
+func TestUnkillableTreeGivesUp(t *testing.T) {
+	m := newMachine(s, 0, 0)
+	m.Started(t0, true)
+	m.Signal(t0, syscall.SIGTERM)
+	expect(t, "hard", m.Tick(at(s)), "kill-tree")
+	expectNext(t, m, at(s+50*ms))
+	expect(t, "give up", m.Tick(at(2*s)), "phase:stopped exit:1")
+	expectNext(t, m, time.Time{})
+}
+
+func TestLateWakeFiresEverythingDue(t *testing.T) {
+	m := newMachine(2*s, s, 0)
+	m.Started(t0, true)
+	m.Signal(t0, syscall.SIGTERM)
+	expect(t, "late tick", m.Tick(at(5*s)), "deadline:SIGTERM kill-tree")
+}
+
+func TestFailedToStart(t *testing.T) {
+	m := newMachine(8*s, 250*ms, 0)
+	expect(t, "fail", m.FailedToStart(ExitNotFound), "phase:stopped exit:127")
+	if m.Outcome() != Failed {
+		t.Fatalf("outcome %q", m.Outcome())
+	}
+}
+
+// TestNeverZeroForAForcedStop drives many timings and checks that a child
+// alive at its grace deadline never yields a clean exit code.
+func TestNeverZeroForAForcedStop(t *testing.T) {
+	for exitAt := 0 * ms; exitAt <= 4*s; exitAt += 50 * ms {
+		m := NewMachine(Options{Budget: budget.Config{Grace: 2 * s, Floor: s}, ExitMap: map[int]int{143: 0}})
+		m.Started(t0, true)
+		m.Signal(t0, syscall.SIGTERM)
+		for tick := 0 * ms; tick < exitAt; tick += 50 * ms {
+			m.Tick(at(tick))
+		}
+		acts := m.ChildExited(at(exitAt), killed(syscall.SIGTERM), true)
+		code := acts[len(acts)-1].Code
+		if forced := exitAt >= 2*s; forced && code == 0 || !forced && code != 0 {
+			t.Fatalf("child exits at %v: code %d, outcome %s", exitAt, code, m.Outcome())
+		}
+	}
+}
