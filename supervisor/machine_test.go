@@ -23,7 +23,7 @@ const (
 )
 
 // exited and killed build wait statuses as the kernel reports them.
-func exited(code int) unix.WaitStatus          { return unix.WaitStatus(code << 8) }
+func exited(code int) unix.WaitStatus           { return unix.WaitStatus(code << 8) }
 func killed(sig syscall.Signal) unix.WaitStatus { return unix.WaitStatus(sig) }
 
 // show renders actions compactly so expectations read like the timeline.
