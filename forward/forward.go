@@ -13,7 +13,7 @@ import (
 // runtime's preemption), SIGPIPE (about lfinit's own output), SIGKILL and
 // SIGSTOP (uncatchable), the synchronous faults (ILL, TRAP, BUS, FPE, SEGV,
 // SYS: they describe lfinit itself), SIGPROF (the runtime's profiler) and
-// 32/33 (reserved by libc).
+// 32-34 (reserved by libc and the Go runtime, see Unrelayable).
 var Relayed = func() []syscall.Signal {
 	s := []syscall.Signal{
 		syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGABRT,
@@ -22,7 +22,7 @@ var Relayed = func() []syscall.Signal {
 		syscall.SIGTTOU, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM,
 		syscall.SIGWINCH, syscall.SIGIO, syscall.SIGPWR,
 	}
-	for n := RTMin; n <= RTMax; n++ {
+	for n := RTMin + 1; n <= RTMax; n++ {
 		s = append(s, syscall.Signal(n))
 	}
 	return s

@@ -21,7 +21,9 @@ type Config struct {
 	Env    []string       // the child's environment
 	Target forward.Target // who gets forwarded signals
 	PID1   bool           // lfinit is its PID namespace's init
-	Log    *slog.Logger
+	// PreserveFDs is how many inherited descriptors from 3 up the child gets.
+	PreserveFDs int
+	Log         *slog.Logger
 }
 
 // runner is the thin syscall side of one run: it feeds events to the
@@ -56,7 +58,10 @@ func Run(c Config) int {
 			c.Log.Warn("cannot become a child subreaper; orphans of the child will not be reaped by lfinit", "err", err)
 		}
 	}
-	pid, err := Spawn(c.Argv, c.Env)
+	if err := CloseInheritedFDs(c.PreserveFDs); err != nil {
+		c.Log.Warn("cannot close inherited descriptors; the child may inherit them", "err", err)
+	}
+	pid, err := Spawn(c.Argv, c.Env, c.PreserveFDs)
 	if err != nil {
 		var se *StartError
 		code := ExitNotExec
@@ -68,6 +73,9 @@ func Run(c Config) int {
 		return code
 	}
 	r.child = pid
+	if err := forward.IgnoreUnrelayable(); err != nil {
+		c.Log.Warn("cannot ignore SIGRTMIN and signal 32; they would kill lfinit when it is not PID 1", "err", err)
+	}
 	c.Log.Info("started", "pid", pid, "cmd", c.Argv[0], "pid1", c.PID1, "grace", c.Budget.Grace,
 		"floor", c.Budget.Floor, "drain_delay", c.Budget.DrainDelay, "forward_to", c.Target.String())
 	if code, done := r.apply(r.m.Started(time.Now(), true)); done {

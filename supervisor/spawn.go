@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // StartError says why the child could not be started and which exit code
@@ -25,20 +28,45 @@ func (e *StartError) Error() string { return e.Msg }
 // The Go runtime resets every signal lfinit handles to its default in the
 // child, and restores the signal mask lfinit started with (see
 // forward.EnsureEmptyMask), so the child starts clean.
-func Spawn(argv, env []string) (int, error) {
+func Spawn(argv, env []string, preserveFDs int) (int, error) {
 	path, err := lookPath(argv[0], env)
 	if err != nil {
 		return 0, err
 	}
+	files := []uintptr{0, 1, 2}
+	for fd := 3; fd < 3+preserveFDs; fd++ {
+		files = append(files, uintptr(fd))
+	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
-		Files: []uintptr{0, 1, 2},
+		Files: files,
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
 	if err != nil {
 		return 0, execError(argv[0], path, err)
 	}
 	return pid, nil
+}
+
+// CloseInheritedFDs marks every descriptor from 3+keep up close-on-exec,
+// so that descriptors lfinit inherited by accident (a leaky parent) do not
+// reach the child; the first keep ones (--preserve-fds) do.
+func CloseInheritedFDs(keep int) error {
+	first := uint(3 + keep)
+	if err := unix.CloseRange(first, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return nil
+	}
+	// Kernels before 5.11: walk /proc/self/fd.
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= int(first) {
+			unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
+	return nil
 }
 
 func execError(name, path string, err error) *StartError {

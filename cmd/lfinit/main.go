@@ -61,6 +61,8 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		Env:     childEnv,
 		Target:  c.target,
 		PID1:    os.Getpid() == 1,
-		Log:     log,
+
+		PreserveFDs: c.keepFDs,
+		Log:         log,
 	})
 }

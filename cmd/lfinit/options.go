@@ -20,6 +20,7 @@ import (
 type config struct {
 	opts      supervisor.Options
 	target    forward.Target
+	keepFDs   int
 	logFormat string
 	logLevel  slog.Level
 	argv      []string
@@ -152,6 +153,25 @@ func (v exitMap) Set(s string) error {
 	return nil
 }
 
+// countValue is a non-negative integer.
+type countValue struct{ n *int }
+
+func (v countValue) String() string {
+	if v.n == nil {
+		return ""
+	}
+	return strconv.Itoa(*v.n)
+}
+
+func (v countValue) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 || n > 1<<16 {
+		return fmt.Errorf("%q is not a count of descriptors (0 or more)", s)
+	}
+	*v.n = n
+	return nil
+}
+
 type choiceValue struct {
 	s       *string
 	choices []string
@@ -187,6 +207,7 @@ func newFlagSet(c *config, target, level *string) *flag.FlagSet {
 	fs.Var(signalValue{sig: &o.StopSignal}, "stop-signal", "signal the child gets when the drain starts (default: the one received)")
 	fs.Var(signalValue{sig: &o.DeadlineSignal, none: &o.NoDeadline}, "deadline-signal", "signal sent at the grace deadline, or none (default: the stop signal)")
 	fs.Var(choiceValue{target, []string{"child", "group"}}, "forward-to", "who gets forwarded signals: child or group")
+	fs.Var(countValue{&c.keepFDs}, "preserve-fds", "pass inherited descriptors 3 to 3+N-1 to the child; all others are closed")
 	fs.Var(exitMap{o.ExitMap}, "exit-map", "remap the child's exit code FROM=TO (repeatable)")
 	fs.Var(choiceValue{&c.logFormat, []string{"text", "json"}}, "log-format", "log format: text or json")
 	fs.Var(choiceValue{level, []string{"debug", "info", "warn", "error"}}, "log-level", "log level: debug, info, warn or error")
@@ -214,7 +235,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 			c.help = true
 			return c, nil
 		}
-		return nil, usagef("%v", err)
+		return nil, usagef("%s", strings.Replace(err.Error(), "flag -", "--", 1))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -279,7 +300,7 @@ func writeHelp(w io.Writer) {
 	fs := newFlagSet(c, &t, &l)
 	defaults := map[string]string{
 		"grace": budget.DefaultGrace.String(), "floor": budget.DefaultFloor.String(), "drain-delay": "0",
-		"shutdown-signals": "TERM,INT", "forward-to": "child", "log-format": "text", "log-level": "info",
+		"shutdown-signals": "TERM,INT", "forward-to": "child", "preserve-fds": "0", "log-format": "text", "log-level": "info",
 	}
 	fmt.Fprint(w, helpText)
 	fs.VisitAll(func(f *flag.Flag) {

@@ -1,0 +1,575 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestExitCodePassthrough(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int{0, 1, 3, 42, 126, 255} {
+		r := startPID1(t, "HELPER", "-exit", strconv.Itoa(code))
+		if got := r.wait(10 * time.Second); got != code {
+			t.Errorf("child exits %d: lfinit exited %d", code, got)
+		}
+	}
+}
+
+func TestChildKilledBySignalGives128PlusN(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGUSR1, syscall.SIGSEGV, syscall.SIGKILL} {
+		r := startPID1(t, "--", "sh", "-c", fmt.Sprintf("kill -%d $$", sig))
+		if got := r.wait(10 * time.Second); got != 128+int(sig) {
+			t.Errorf("child killed by %v: lfinit exited %d, want %d", sig, got, 128+int(sig))
+		}
+	}
+}
+
+func TestExitMap(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "--exit-map", "143=0", "--exit-map=7=9", "HELPER", "-exit", "7")
+	if got := r.wait(10 * time.Second); got != 9 {
+		t.Fatalf("exit 7 mapped 7=9: got %d", got)
+	}
+	r = startPID1(t, "--exit-map", "143=0", "HELPER", "-ready-file", "DIR/ready")
+	r.waitFile("ready")
+	r.signal(syscall.SIGTERM)
+	if got := r.wait(10 * time.Second); got != 0 {
+		t.Fatalf("graceful TERM with 143=0: got %d", got)
+	}
+}
+
+func TestExecFailures(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	dir := t.TempDir()
+	plain := dir + "/plain"
+	os.WriteFile(plain, []byte("echo hi\n"), 0o644)
+	badInterp := dir + "/badinterp"
+	os.WriteFile(badInterp, []byte("#!/nonexistent/interp\n"), 0o755)
+	for _, tc := range []struct {
+		cmd  string
+		code int
+		msg  string
+	}{
+		{"no-such-program-xyz", 127, "not found in PATH"},
+		{"/no/such/path", 127, "no such file"},
+		{plain, 126, "permission denied"},
+		{"/etc", 126, "is a directory"},
+		{badInterp, 126, "interpreter"},
+	} {
+		r := startPID1(t, "--", tc.cmd)
+		if got := r.wait(10 * time.Second); got != tc.code {
+			t.Errorf("%s: exit %d, want %d", tc.cmd, got, tc.code)
+		}
+		if log := r.stderr.String(); !strings.Contains(log, tc.msg) || !strings.Contains(log, "outcome=failed") {
+			t.Errorf("%s: log lacks %q and outcome=failed:\n%s", tc.cmd, tc.msg, log)
+		}
+	}
+}
+
+func TestOptionParsingStopsAtTheCommand(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "echo", "-v", "--grace", "x")
+	if got := r.wait(10 * time.Second); got != 0 {
+		t.Fatalf("exit %d", got)
+	}
+	if out := r.stdout.String(); out != "-v --grace x\n" {
+		t.Fatalf("child got %q, want the words after the command untouched", out)
+	}
+}
+
+func TestUsageErrorsExit2BeforeTheChildStarts(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	marker := t.TempDir() + "/started"
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		msg  string
+	}{
+		{nil, []string{"--grace", "5"}, "needs a unit"},
+		{nil, []string{"--grace=-5s"}, "negative"},
+		{nil, []string{"--floor", "soon"}, "not a duration"},
+		{nil, []string{"--no-such-flag"}, "not defined"},
+		{nil, []string{"--grace", "5s", "--drain-delay", "5s"}, "shorter than the grace"},
+		{nil, []string{"--stop-signal", "TERMINATE"}, "unknown signal"},
+		{nil, []string{"--shutdown-signals", "TERM,KILL"}, "cannot be caught"},
+		{nil, []string{"--forward-to", "tree"}, "child, group"},
+		{nil, []string{"--exit-map", "143"}, "FROM=TO"},
+		{nil, []string{"--log-format", "xml"}, "text, json"},
+		{[]string{"LFINIT_GRACE=10"}, nil, "LFINIT_GRACE"},
+		{[]string{"LFINIT_DEADLINE_SIGNAL=sometimes"}, nil, "LFINIT_DEADLINE_SIGNAL"},
+	} {
+		args := tc.args
+		if tc.env == nil || args != nil {
+			args = append(args, "--")
+		}
+		args = append(args, "touch", marker)
+		cmd := exec.Command(lfinitBin, args...)
+		cmd.Env = append(os.Environ(), tc.env...)
+		out, err := cmd.CombinedOutput()
+		code := cmd.ProcessState.ExitCode()
+		if err == nil || code != 2 {
+			t.Errorf("%v %v: exit %d, want 2", tc.env, tc.args, code)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 1 || !strings.Contains(lines[0], tc.msg) || !strings.Contains(lines[0], "--help") {
+			t.Errorf("%v %v: want one line naming %q and --help, got:\n%s", tc.env, tc.args, tc.msg, out)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%v %v: the child was started", tc.env, tc.args)
+		}
+	}
+	out, err := exec.Command(lfinitBin).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "no command") {
+		t.Errorf("no command: %v %s", err, out)
+	}
+}
+
+func TestFlagWinsOverEnvironment(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	cmd := exec.Command(lfinitBin, "--exit-map", "5=6", "sh", "-c", "exit 5")
+	cmd.Env = append(os.Environ(), "LFINIT_EXIT_MAP=5=7", "LFINIT_LOG_FORMAT=json")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 6 {
+		t.Errorf("flag --exit-map 5=6 vs LFINIT_EXIT_MAP=5=7: exit %d, want 6", code)
+	}
+	if !strings.Contains(string(out), `"msg":"exit"`) {
+		t.Errorf("LFINIT_LOG_FORMAT=json not applied:\n%s", out)
+	}
+}
+
+// everyRelayed is the list the forwarding test walks: every signal the
+// issue names, plus real-time ones.
+var everyRelayed = []syscall.Signal{
+	syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2,
+	syscall.SIGWINCH, syscall.SIGALRM, syscall.SIGCONT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU,
+	35, 40, 50, 64,
+}
+
+func TestEverySignalIsForwarded(t *testing.T) {
+	t.Parallel()
+	// SIGPWR is the shutdown signal here so that TERM and INT are plain relays.
+	r := startPID1(t, "--shutdown-signals", "PWR", "HELPER", "-record", "DIR/rec", "-die-on", "", "-ready-file", "DIR/ready")
+	r.waitFile("ready")
+	for _, sig := range everyRelayed {
+		r.signal(sig)
+		recorded(t, r.path("rec"), "signal", int(sig))
+	}
+	r.signal(syscall.SIGPWR)
+	if got := r.wait(15 * time.Second); got != 1 {
+		t.Fatalf("exit %d: a child that ignores its stop signal is a forced stop, want 1", got)
+	}
+	got := signals(readRecord(t, r.path("rec")), "signal")
+	want := []int{}
+	for _, s := range everyRelayed {
+		want = append(want, int(s))
+	}
+	want = append(want, int(syscall.SIGPWR), int(syscall.SIGPWR))
+	if !slices.Equal(got, want) {
+		t.Fatalf("child received %v, want %v (each relayed once, then PWR as stop and deadline signal)", got, want)
+	}
+}
+
+func TestInternalSignalsAreNotForwardedAndDoNotHurt(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	dir := t.TempDir()
+	script := `trap 'echo PIPE >> $0.got' PIPE; trap 'echo URG >> $0.got' URG; trap 'echo USR1 >> $0.got; exit 0' USR1; touch $0.ready; while :; do sleep 0.02; done`
+	r := startPID1(t, "--", "sh", "-c", script, dir+"/sh")
+	waitFor(t, 5*time.Second, "sh ready", func() bool { _, err := os.Stat(dir + "/sh.ready"); return err == nil })
+	for i := 0; i < 20; i++ {
+		r.signal(syscall.SIGPIPE)
+		r.signal(syscall.SIGURG)
+		r.signal(syscall.SIGCHLD)
+	}
+	time.Sleep(200 * time.Millisecond)
+	r.signal(syscall.SIGUSR1)
+	if got := r.wait(10 * time.Second); got != 0 {
+		t.Fatalf("exit %d, want 0", got)
+	}
+	b, _ := os.ReadFile(dir + "/sh.got")
+	if string(b) != "USR1\n" {
+		t.Fatalf("child saw %q, want only USR1 (no PIPE, no URG)", b)
+	}
+}
+
+func TestGroupForwarding(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"child", "group"} {
+		r := startPID1(t, "--forward-to", mode, "HELPER", "-record", "DIR/rec", "-children", "2", "-ready-file", "DIR/ready")
+		r.waitFile("ready")
+		r.signal(syscall.SIGUSR2)
+		recorded(t, r.path("rec"), "signal", int(syscall.SIGUSR2))
+		if mode == "group" {
+			waitFor(t, 5*time.Second, "both children got USR2", func() bool {
+				return len(signals(readRecord(t, r.path("rec")), "child-signal")) == 2
+			})
+		} else {
+			time.Sleep(200 * time.Millisecond)
+			if n := len(signals(readRecord(t, r.path("rec")), "child-signal")); n != 0 {
+				t.Fatalf("--forward-to=child: %d grandchildren got the signal", n)
+			}
+		}
+		r.signal(syscall.SIGTERM)
+		if got := r.wait(10 * time.Second); got != 143 {
+			t.Fatalf("%s: exit %d, want 143", mode, got)
+		}
+	}
+}
+
+func TestChildIgnoringTermIsKilledAtGracePlusFloor(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "--grace", "1s", "--floor", "500ms", "HELPER", "-record", "DIR/rec", "-ignore", "15",
+		"-children", "2", "-children-ignore-term", "-daemon", "DIR/daemon.pid", "-daemon-ignore-term", "-ready-file", "DIR/ready")
+	r.waitFile("ready")
+	sent := time.Now()
+	r.signal(syscall.SIGTERM)
+	if got := r.wait(15 * time.Second); got != 1 {
+		t.Fatalf("exit %d, want 1 (deadline exceeded), never 0 or 137", got)
+	}
+	between(t, "TERM to exit", time.Since(sent), 1400*time.Millisecond, 4*time.Second)
+	evs := readRecord(t, r.path("rec"))
+	if got := signals(evs, "signal"); !slices.Equal(got, []int{15, 15}) {
+		t.Fatalf("child got %v, want TERM (stop) and TERM (deadline)", got)
+	}
+	between(t, "stop to deadline signal", evs[len(evs)-1].at.Sub(firstSignal(t, evs, "signal", 15)), 800*time.Millisecond, 2*time.Second)
+	log := r.stderr.String()
+	for _, want := range []string{"outcome=deadline-exceeded", "exit_code=1", "hard deadline: killed the process tree", "phase=draining"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+	if strings.Contains(log, "graceful") {
+		t.Errorf("log says graceful after a deadline:\n%s", log)
+	}
+	killed := logInt(t, log, "killed")
+	if killed < 4 {
+		t.Errorf("killed=%d, want the child, two grandchildren and the daemon", killed)
+	}
+}
+
+func TestSecondSignalHurries(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "--grace", "20s", "--floor", "700ms", "HELPER", "-record", "DIR/rec", "-ignore", "15,2", "-ready-file", "DIR/ready")
+	r.waitFile("ready")
+	r.signal(syscall.SIGTERM)
+	recorded(t, r.path("rec"), "signal", 15)
+	second := time.Now()
+	r.signal(syscall.SIGINT)
+	if got := r.wait(10 * time.Second); got != 1 {
+		t.Fatalf("exit %d, want 1", got)
+	}
+	between(t, "second signal to exit", time.Since(second), 600*time.Millisecond, 3*time.Second)
+	if got := signals(readRecord(t, r.path("rec")), "signal"); !slices.Equal(got, []int{15, 15}) {
+		t.Fatalf("child got %v, want TERM then TERM (the deadline signal, sent at once)", got)
+	}
+}
+
+func TestSecondSignalWhileQuiescingForwardsAtOnce(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "--grace", "20s", "--drain-delay", "10s", "HELPER", "-record", "DIR/rec", "-ready-file", "DIR/ready")
+	r.waitFile("ready")
+	r.signal(syscall.SIGTERM)
+	r.waitLog("phase=quiescing")
+	time.Sleep(200 * time.Millisecond)
+	if n := len(signals(readRecord(t, r.path("rec")), "signal")); n != 0 {
+		t.Fatalf("child got a signal while quiescing")
+	}
+	r.signal(syscall.SIGINT)
+	if got := r.wait(10 * time.Second); got != 143 {
+		t.Fatalf("exit %d, want 143 (the child's own death by the stop signal, TERM)", got)
+	}
+}
+
+func TestDrainDelayHoldsTheStopSignal(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "--grace", "5s", "--drain-delay", "1s", "HELPER", "-record", "DIR/rec", "-ready-file", "DIR/ready")
+	r.waitFile("ready")
+	sent := time.Now()
+	r.signal(syscall.SIGTERM)
+	if got := r.wait(10 * time.Second); got != 143 {
+		t.Fatalf("exit %d, want 143", got)
+	}
+	got := firstSignal(t, readRecord(t, r.path("rec")), "signal", 15)
+	between(t, "TERM to the child's TERM", got.Sub(sent), 950*time.Millisecond, 2500*time.Millisecond)
+	log := r.stderr.String()
+	if i, j := strings.Index(log, "phase=quiescing"), strings.Index(log, "phase=draining"); i < 0 || j < i {
+		t.Fatalf("want quiescing then draining in the log:\n%s", log)
+	}
+	if !strings.Contains(log, "outcome=graceful") {
+		t.Fatalf("want outcome=graceful:\n%s", log)
+	}
+}
+
+func TestStopSignalRewrite(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "--stop-signal", "QUIT", "HELPER", "-record", "DIR/rec", "-ready-file", "DIR/ready")
+	r.waitFile("ready")
+	r.signal(syscall.SIGTERM)
+	if got := r.wait(10 * time.Second); got != 131 {
+		t.Fatalf("exit %d, want 131 (died by the rewritten QUIT)", got)
+	}
+	if got := signals(readRecord(t, r.path("rec")), "signal"); !slices.Equal(got, []int{3}) {
+		t.Fatalf("child got %v, want only QUIT", got)
+	}
+}
+
+func TestDeadlineSignal(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "--grace", "600ms", "--floor", "2s", "--deadline-signal", "USR2", "HELPER", "-record", "DIR/rec", "-die-on", "12", "-ready-file", "DIR/ready")
+	r.waitFile("ready")
+	sent := time.Now()
+	r.signal(syscall.SIGTERM)
+	if got := r.wait(10 * time.Second); got != 1 {
+		t.Fatalf("exit %d, want 1: the child died after the grace deadline, within the floor", got)
+	}
+	between(t, "TERM to exit", time.Since(sent), 500*time.Millisecond, 1900*time.Millisecond)
+	if got := signals(readRecord(t, r.path("rec")), "signal"); !slices.Equal(got, []int{15, 12}) {
+		t.Fatalf("child got %v, want TERM then USR2", got)
+	}
+}
+
+func TestLeftoversAreCleanedUpAfterTheChildExits(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "HELPER", "-record", "DIR/rec", "-children", "2", "-exit", "4", "-after", "100ms")
+	if got := r.wait(10 * time.Second); got != 4 {
+		t.Fatalf("exit %d, want the child's 4", got)
+	}
+	if got := signals(readRecord(t, r.path("rec")), "child-signal"); !slices.Equal(got, []int{15, 15}) {
+		t.Fatalf("leftovers got %v, want TERM each", got)
+	}
+	if !strings.Contains(r.stderr.String(), "phase=cleaning-up") {
+		t.Fatal("no cleaning-up phase in the log")
+	}
+
+	r = startPID1(t, "--floor", "400ms", "HELPER", "-record", "DIR/rec", "-children", "2", "-children-ignore-term", "-exit", "0", "-after", "100ms")
+	if got := r.wait(10 * time.Second); got != 0 {
+		t.Fatalf("exit %d, want the child's 0", got)
+	}
+	between(t, "run with stubborn leftovers", r.took, 450*time.Millisecond, 4*time.Second)
+	if n := logInt(t, r.stderr.String(), "killed"); n < 2 {
+		t.Fatalf("killed=%d, want both stubborn leftovers", n)
+	}
+}
+
+func TestThousandsOfOrphansLeaveNoZombie(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "HELPER", "-orphans", "3000", "-ready-file", "DIR/ready")
+	r.waitFile("ready")
+	pid := r.lfinitPid()
+	// The last orphans sleep 200ms; give them time, then look for zombies.
+	waitFor(t, 10*time.Second, "no zombie children of lfinit", func() bool {
+		for _, p := range procTable() {
+			if p.ppid == pid && p.state == 'Z' {
+				return false
+			}
+		}
+		return len(childrenOf(pid)) == 1 // only the helper is left
+	})
+	r.signal(syscall.SIGTERM)
+	if got := r.wait(10 * time.Second); got != 143 {
+		t.Fatalf("exit %d, want 143", got)
+	}
+	if n := logInt(t, r.stderr.String(), "reaped"); n < 3001 {
+		t.Fatalf("reaped=%d, want every orphan and the child (3001)", n)
+	}
+}
+
+func TestStartsWithCleanSignalState(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	// nohup-style: lfinit is started with INT and HUP ignored, and (below)
+	// with signals blocked; its child must see neither.
+	out, err := exec.Command("sh", "-c", `trap "" INT HUP QUIT; exec "$0" -- cat /proc/self/status`, lfinitBin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"SigIgn", "SigBlk"} {
+		if v := statusField(string(out), field); v != "0000000000000000" {
+			t.Errorf("child %s = %s, want none", field, v)
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "E2E_EXEC_BLOCKED="+strings.Join([]string{lfinitBin, "--", "cat", "/proc/self/status"}, "\x1f"))
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("blocked-mask run: %v", err)
+	}
+	if v := statusField(string(out), "SigBlk"); v != "0000000000000000" {
+		t.Errorf("lfinit started with TERM/HUP/USR1 blocked: child SigBlk = %s, want none", v)
+	}
+}
+
+func TestChildSeesOnlyStdio(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "--", "sleep", "30")
+	lf := r.lfinitPid()
+	var child int
+	waitFor(t, 5*time.Second, "sleep started", func() bool {
+		kids := childrenOf(lf)
+		if len(kids) == 1 {
+			child = kids[0]
+		}
+		return child > 0
+	})
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", child))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fds []string
+	for _, e := range entries {
+		fds = append(fds, e.Name())
+	}
+	if strings.Join(fds, ",") != "0,1,2" {
+		t.Fatalf("child has descriptors %v, want exactly 0,1,2", fds)
+	}
+	for _, fd := range []string{"1", "2"} {
+		mine, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", lf, fd))
+		its, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", child, fd))
+		if mine != its {
+			t.Errorf("fd %s: child has %q, lfinit %q: output must not go through lfinit", fd, its, mine)
+		}
+	}
+	r.signal(syscall.SIGTERM)
+	r.wait(10 * time.Second)
+}
+
+func TestSurvivesBrokenStderr(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	pr, pw, _ := os.Pipe()
+	pr.Close() // nobody will ever read lfinit's log
+	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", lfinitBin, "--", "sh", "-c", "sleep 0.3; exit 5")
+	cmd.Stderr, cmd.Stdout = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 5 {
+		t.Fatalf("exit %d with a broken stderr, want the child's 5", code)
+	}
+}
+
+func TestSubreaperModeKillsOnlyItsOwnTree(t *testing.T) {
+	t.Parallel()
+	outsider := exec.Command("sleep", "60")
+	if err := outsider.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { outsider.Process.Kill(); outsider.Wait() }()
+	r := startSubreaper(t, "--grace", "500ms", "--floor", "300ms", "--forward-to", "group", "HELPER", "-record", "DIR/rec", "-ignore", "15",
+		"-daemon", "DIR/daemon.pid", "-daemon-ignore-term", "-children", "1", "-children-ignore-term", "-ready-file", "DIR/ready")
+	r.waitFile("ready")
+	daemon := readPid(t, r.path("daemon.pid"))
+	if !alive(daemon) {
+		t.Fatal("daemon not running")
+	}
+	r.signal(syscall.SIGTERM)
+	if got := r.wait(10 * time.Second); got != 1 {
+		t.Fatalf("exit %d, want 1", got)
+	}
+	if alive(daemon) {
+		t.Fatalf("the setsid daemon %d outlived lfinit", daemon)
+	}
+	if !alive(outsider.Process.Pid) {
+		t.Fatal("a process outside lfinit's tree was killed")
+	}
+	if !strings.Contains(r.stderr.String(), "pid1=false") {
+		t.Fatal("lfinit thought it was PID 1")
+	}
+	for _, p := range procTable() {
+		if p.ppid == r.cmd.Process.Pid {
+			t.Fatalf("process %d is still a child of the exited lfinit", p.pid)
+		}
+	}
+}
+
+func TestSubreaperReapsOrphans(t *testing.T) {
+	t.Parallel()
+	r := startSubreaper(t, "HELPER", "-orphans", "500", "-exit", "0", "-after", "500ms")
+	if got := r.wait(15 * time.Second); got != 0 {
+		t.Fatalf("exit %d", got)
+	}
+	if n := logInt(t, r.stderr.String(), "reaped"); n < 501 {
+		t.Fatalf("reaped=%d, want 501", n)
+	}
+}
+
+// logInt reads key=N from the final exit line of lfinit's log.
+func logInt(t *testing.T, log, key string) int {
+	t.Helper()
+	i := strings.LastIndex(log, "msg=exit")
+	if i < 0 {
+		t.Fatalf("no exit line in log:\n%s", log)
+	}
+	for _, f := range strings.Fields(log[i:]) {
+		if v, ok := strings.CutPrefix(f, key+"="); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	t.Fatalf("no %s= in the exit line", key)
+	return 0
+}
+
+func statusField(status, key string) string {
+	for _, line := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func TestPreserveFDsPassesOnlyWhatIsAsked(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	dir := t.TempDir()
+	var extra []*os.File
+	for i := 0; i < 3; i++ {
+		f, err := os.Create(fmt.Sprintf("%s/f%d", dir, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		extra = append(extra, f)
+	}
+	// The inherited descriptors are 3, 4 and 5; the child gets 3 only.
+	cmd := exec.Command(lfinitBin, "--preserve-fds", "1", "--", "sh", "-c", "exec ls /proc/self/fd")
+	cmd.ExtraFiles = extra
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ls itself opens one descriptor (3 is taken, so it gets 4) to read the directory.
+	if got := strings.Fields(string(out)); !slices.Equal(got, []string{"0", "1", "2", "3", "4"}) {
+		t.Fatalf("child saw descriptors %v, want 0 1 2, the preserved 3, and ls's own 4", got)
+	}
+}
+
+func TestSurvivesSignalsGoCannotCatch(t *testing.T) {
+	t.Parallel()
+	// Not PID 1, where a default disposition would kill lfinit.
+	r := startSubreaper(t, "HELPER", "-record", "DIR/rec", "-ready-file", "DIR/ready")
+	r.waitFile("ready")
+	for _, sig := range []syscall.Signal{32, 34, 32, 34} {
+		r.signal(sig)
+	}
+	r.signal(syscall.SIGUSR2)
+	recorded(t, r.path("rec"), "signal", int(syscall.SIGUSR2))
+	r.signal(syscall.SIGTERM)
+	if got := r.wait(10 * time.Second); got != 143 {
+		t.Fatalf("exit %d, want 143: lfinit must survive signals 32 and 34", got)
+	}
+}

@@ -1,0 +1,373 @@
+// Package e2e tests the built lfinit binary as a real PID 1, in a fresh PID
+// namespace made with unshare(1), and as a subreaper, with test/helper as
+// its child. It needs root (CI runs as root); elsewhere it skips.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var (
+	lfinitBin string // built once by TestMain
+	helperBin string
+	skipWhy   string
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("E2E_EXEC_BLOCKED") != "" {
+		execWithBlockedMask()
+	}
+	dir, err := os.MkdirTemp("", "lfinit-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	lfinitBin, helperBin = filepath.Join(dir, "lfinit"), filepath.Join(dir, "helper")
+	for bin, pkg := range map[string]string{lfinitBin: "../../cmd/lfinit", helperBin: "../helper"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
+			os.Exit(1)
+		}
+	}
+	switch {
+	case os.Geteuid() != 0:
+		skipWhy = "end-to-end tests need root for unshare --pid (run them as root, as CI does)"
+	default:
+		if out, err := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "true").CombinedOutput(); err != nil {
+			skipWhy = fmt.Sprintf("unshare --pid --fork --mount-proc does not work here: %v %s", err, out)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// execWithBlockedMask is the test binary re-executed as a parent that blocks
+// signals and then execs lfinit, as a careless shell or supervisor might.
+func execWithBlockedMask() {
+	runtime.LockOSThread()
+	var set unix.Sigset_t
+	for _, s := range []syscall.Signal{syscall.SIGUSR1, syscall.SIGHUP, syscall.SIGTERM} {
+		set.Val[(s-1)/64] |= 1 << ((uint(s) - 1) % 64)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, nil); err != nil {
+		panic(err)
+	}
+	args := strings.Split(os.Getenv("E2E_EXEC_BLOCKED"), "\x1f")
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	panic(syscall.Exec(args[0], args, env))
+}
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if skipWhy != "" {
+		t.Skip(skipWhy)
+	}
+}
+
+// run is one lfinit process under test.
+type run struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	dir    string
+	pid1   bool
+	stdout bytes.Buffer
+	stderr syncBuffer
+	done   chan struct{}
+	code   int
+	took   time.Duration
+	begun  time.Time
+}
+
+// syncBuffer is a bytes.Buffer safe to read while lfinit writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startPID1 starts lfinit as PID 1 of a new PID namespace.
+func startPID1(t *testing.T, lfinitArgs ...string) *run {
+	return start(t, true, lfinitArgs)
+}
+
+// startSubreaper starts lfinit as an ordinary child of the test.
+func startSubreaper(t *testing.T, lfinitArgs ...string) *run {
+	return start(t, false, lfinitArgs)
+}
+
+func start(t *testing.T, pid1 bool, lfinitArgs []string) *run {
+	t.Helper()
+	needRoot(t)
+	r := &run{t: t, dir: t.TempDir(), pid1: pid1, done: make(chan struct{})}
+	args := append([]string{}, lfinitArgs...)
+	for i, a := range args {
+		args[i] = strings.ReplaceAll(strings.ReplaceAll(a, "HELPER", helperBin), "DIR", r.dir)
+	}
+	if pid1 {
+		r.cmd = exec.Command("unshare", append([]string{"--pid", "--fork", "--mount-proc", lfinitBin}, args...)...)
+	} else {
+		r.cmd = exec.Command(lfinitBin, args...)
+	}
+	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	r.begun = time.Now()
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r.cmd.Wait()
+		r.took = time.Since(r.begun)
+		r.code = r.cmd.ProcessState.ExitCode()
+		if ws, ok := r.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.code = 128 + int(ws.Signal())
+		}
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-r.done:
+		default:
+			syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+			if p := r.lfinitPid(); p > 0 {
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+			<-r.done
+		}
+		if t.Failed() {
+			t.Logf("lfinit stderr:\n%s", r.stderr.String())
+		}
+	})
+	return r
+}
+
+// path is a file in the run's private directory.
+func (r *run) path(name string) string { return filepath.Join(r.dir, name) }
+
+// lfinitPid is lfinit's pid as the test sees it (unshare's child when PID 1).
+func (r *run) lfinitPid() int {
+	if !r.pid1 {
+		return r.cmd.Process.Pid
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if kids := childrenOf(r.cmd.Process.Pid); len(kids) > 0 {
+			return kids[0]
+		}
+		select {
+		case <-r.done:
+			return 0
+		default:
+		}
+	}
+	return 0
+}
+
+// signal sends sig to lfinit.
+func (r *run) signal(sig syscall.Signal) {
+	r.t.Helper()
+	pid := r.lfinitPid()
+	if pid <= 1 {
+		r.t.Fatalf("no lfinit pid to signal")
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		r.t.Fatalf("kill %d %v: %v", pid, sig, err)
+	}
+}
+
+// wait waits for lfinit to exit and returns its exit code.
+func (r *run) wait(limit time.Duration) int {
+	r.t.Helper()
+	select {
+	case <-r.done:
+		return r.code
+	case <-time.After(limit):
+		r.t.Fatalf("lfinit still running after %v\nstderr:\n%s", limit, r.stderr.String())
+	}
+	return -1
+}
+
+// waitFile waits until name exists in the run directory.
+func (r *run) waitFile(name string) {
+	r.t.Helper()
+	waitFor(r.t, 10*time.Second, "file "+name, func() bool {
+		_, err := os.Stat(r.path(name))
+		return err == nil
+	})
+}
+
+// waitLog waits until lfinit's log contains text.
+func (r *run) waitLog(text string) {
+	r.t.Helper()
+	waitFor(r.t, 10*time.Second, "log line "+strconv.Quote(text), func() bool {
+		return strings.Contains(r.stderr.String(), text)
+	})
+}
+
+func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if ok() {
+			return
+		}
+	}
+	t.Fatalf("timed out after %v waiting for %s", limit, what)
+}
+
+// event is one line of a helper record file.
+type event struct {
+	kind string // signal, child-signal, daemon-signal, exit, start, …
+	sig  int
+	at   time.Time
+	line string
+}
+
+func readRecord(t *testing.T, path string) []event {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("record: %v", err)
+	}
+	var evs []event
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		ev := event{kind: f[0], line: sc.Text()}
+		if strings.HasSuffix(f[0], "signal") && len(f) == 3 {
+			ev.sig, _ = strconv.Atoi(f[1])
+			ns, _ := strconv.ParseInt(f[2], 10, 64)
+			ev.at = time.Unix(0, ns)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// signals lists the signal numbers of kind in the record, in order.
+func signals(evs []event, kind string) []int {
+	var out []int
+	for _, e := range evs {
+		if e.kind == kind {
+			out = append(out, e.sig)
+		}
+	}
+	return out
+}
+
+func firstSignal(t *testing.T, evs []event, kind string, sig int) time.Time {
+	t.Helper()
+	for _, e := range evs {
+		if e.kind == kind && e.sig == sig {
+			return e.at
+		}
+	}
+	t.Fatalf("no %s %d in record", kind, sig)
+	return time.Time{}
+}
+
+// recorded waits until the record at path holds a line of kind for sig.
+func recorded(t *testing.T, path, kind string, sig int) {
+	t.Helper()
+	waitFor(t, 5*time.Second, fmt.Sprintf("%s %d in %s", kind, sig, filepath.Base(path)), func() bool {
+		b, _ := os.ReadFile(path)
+		return bytes.Contains(b, []byte(fmt.Sprintf("%s %d ", kind, sig)))
+	})
+}
+
+// childrenOf lists the pids whose parent is ppid.
+func childrenOf(ppid int) []int {
+	var out []int
+	for _, p := range procTable() {
+		if p.ppid == ppid {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+type proc struct {
+	pid, ppid int
+	state     byte
+}
+
+func procTable() []proc {
+	entries, _ := os.ReadDir("/proc")
+	var out []proc
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		out = append(out, proc{pid: pid, ppid: ppid, state: f[0][0]})
+	}
+	return out
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func between(t *testing.T, what string, got, lo, hi time.Duration) {
+	t.Helper()
+	if got < lo || got > hi {
+		t.Fatalf("%s took %v, want between %v and %v", what, got, lo, hi)
+	}
+}
