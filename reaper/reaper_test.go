@@ -113,7 +113,8 @@ func subreaperChild() {
 	if n := len(Descendants(Table("/proc"), os.Getpid())); n != 1 {
 		fail("want the orphaned sleep as the one descendant")
 	}
-	if n := SignalTree(false, syscall.SIGKILL); n != 1 {
+	firstRan := false
+	if n := SignalTree(false, syscall.SIGKILL, func() { firstRan = true }); n != 1 || !firstRan {
 		fail("SignalTree signalled a wrong count")
 	}
 	for time.Now().Before(deadline) {

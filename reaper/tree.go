@@ -96,12 +96,13 @@ func Descendants(procs []Proc, root int) []Proc {
 // SignalTree sends sig to every live process of lfinit's tree and returns
 // how many it signalled. As PID 1 the tree is the whole PID namespace, and
 // kill(-1) reaches all of it in one call (the kernel skips the caller).
-// Anywhere else kill(-1) would reach the whole machine, so each descendant
-// found in /proc is signalled on its own, through a pidfd that is checked
-// to still be the process that was found, so a recycled pid is never hit.
-func SignalTree(pid1 bool, sig syscall.Signal) int {
+// Anywhere else kill(-1) would reach the whole machine, so the descendants
+// are found in /proc and signalled one by one (see SignalEach); first runs
+// between the two, so that a cheap group kill does not wait for the scan.
+func SignalTree(pid1 bool, sig syscall.Signal, first func()) int {
 	self := os.Getpid()
 	if pid1 {
+		first()
 		if err := unix.Kill(-1, sig); err != nil {
 			return 0 // ESRCH: nothing left to signal
 		}
@@ -115,8 +116,18 @@ func SignalTree(pid1 bool, sig syscall.Signal) int {
 		}
 		return n
 	}
+	procs := Descendants(Table("/proc"), self)
+	first()
+	return SignalEach(procs, sig)
+}
+
+// SignalEach signals each process of procs through a pidfd checked to be
+// the process that was found, so a recycled pid is never hit. It returns
+// how many were signalled (a process that died meanwhile still counts if
+// it was not yet reaped).
+func SignalEach(procs []Proc, sig syscall.Signal) int {
 	n := 0
-	for _, p := range Descendants(Table("/proc"), self) {
+	for _, p := range procs {
 		if signalExact(p, sig) {
 			n++
 		}

@@ -162,7 +162,7 @@ func (r *runner) apply(acts []Action) (int, bool) {
 		case ActForward:
 			r.forward(a)
 		case ActTermTree:
-			n := reaper.SignalTree(r.PID1, syscall.SIGTERM)
+			n := reaper.SignalTree(r.PID1, syscall.SIGTERM, func() {})
 			r.Log.Info("terminating leftovers of the child", "signal", "SIGTERM", "processes", n)
 		case ActKillTree:
 			r.kill()
@@ -203,17 +203,15 @@ func (r *runner) forward(a Action) {
 // kill sends SIGKILL to the child's group first (the cheapest, surest
 // reach), then to the rest of the tree.
 func (r *runner) kill() {
-	if !r.reaped {
-		forward.Deliver(r.child, forward.Group, syscall.SIGKILL)
-		forward.Deliver(r.child, forward.Child, syscall.SIGKILL)
-	}
-	n := reaper.SignalTree(r.PID1, syscall.SIGKILL)
+	n := reaper.SignalTree(r.PID1, syscall.SIGKILL, func() {
+		if !r.reaped {
+			forward.Deliver(r.child, forward.Group, syscall.SIGKILL)
+			forward.Deliver(r.child, forward.Child, syscall.SIGKILL)
+		}
+	})
 	first := r.killed == 0
 	if first {
 		r.killed = n
-		if !r.reaped && n == 0 {
-			r.killed = 1
-		}
 	}
 	if first || n > 0 {
 		r.Log.Warn("hard deadline: killed the process tree", "signal", "SIGKILL", "processes", n, "child_alive", !r.reaped)

@@ -235,7 +235,10 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 			c.help = true
 			return c, nil
 		}
-		return nil, usagef("%s", strings.Replace(err.Error(), "flag -", "--", 1))
+		// The flag package says "-name"; lfinit documents "--name".
+		msg := strings.Replace(err.Error(), "flag -", "--", 1)
+		msg = strings.Replace(msg, "not defined: -", "not defined: --", 1)
+		return nil, usagef("%s", msg)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

@@ -415,12 +415,16 @@ func TestChildSeesOnlyStdio(t *testing.T) {
 	r := startPID1(t, "--", "sleep", "30")
 	lf := r.lfinitPid()
 	var child int
+	// Wait for the exec, not the fork: before exec the forked child still
+	// holds lfinit's descriptors.
 	waitFor(t, 5*time.Second, "sleep started", func() bool {
 		kids := childrenOf(lf)
-		if len(kids) == 1 {
-			child = kids[0]
+		if len(kids) != 1 {
+			return false
 		}
-		return child > 0
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", kids[0]))
+		child = kids[0]
+		return strings.TrimSpace(string(comm)) == "sleep"
 	})
 	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", child))
 	if err != nil {
