@@ -1,0 +1,67 @@
+// Package statusfile is the shape of lfinit's published state and the files
+// it is published in: the status file, replaced atomically at every phase
+// transition, and the Kubernetes termination message written at exit.
+package statusfile
+
+import "time"
+
+// Version is the schema version written in every status file. Keys may be
+// added within a version, never renamed or removed.
+const Version = 1
+
+// Phase is where lfinit is in the life of its child.
+type Phase string
+
+// The phases of DESIGN.md §1.7.
+const (
+	Starting        Phase = "starting"
+	Ready           Phase = "ready"
+	Quiescing       Phase = "quiescing"
+	Draining        Phase = "draining"
+	AbortingStartup Phase = "aborting-startup"
+	CleaningUp      Phase = "cleaning-up"
+	Stopped         Phase = "stopped"
+)
+
+// Phases lists every phase, in lifecycle order.
+var Phases = []Phase{Starting, Ready, Quiescing, Draining, AbortingStartup, CleaningUp, Stopped}
+
+// Outcome is how the run ended; empty while it runs.
+type Outcome string
+
+// The outcomes of DESIGN.md §1.6.
+const (
+	Running          Outcome = ""
+	ChildExited      Outcome = "child-exited"
+	Graceful         Outcome = "graceful"
+	DeadlineExceeded Outcome = "deadline-exceeded"
+	Failed           Outcome = "failed"
+)
+
+// Outcomes lists every final outcome.
+var Outcomes = []Outcome{ChildExited, Graceful, DeadlineExceeded, Failed}
+
+// Status is one snapshot of lfinit's state, as written to the status file.
+// Pointers are null until known. Times are UTC, RFC 3339 with nanoseconds.
+type Status struct {
+	Version          int        `json:"version"`
+	Phase            Phase      `json:"phase"`
+	Ready            bool       `json:"ready"`
+	Outcome          *Outcome   `json:"outcome"`
+	ExitCode         *int       `json:"exit_code"`
+	Reason           *string    `json:"reason"` // terminate, interrupt, hangup… or child-exit
+	Signal           *string    `json:"signal"` // the first shutdown signal, e.g. SIGTERM
+	Pid              int        `json:"pid"`
+	ChildPid         *int       `json:"child_pid"`
+	StartedAt        *time.Time `json:"started_at"`
+	ReadyAt          *time.Time `json:"ready_at"`
+	SignalAt         *time.Time `json:"signal_at"`
+	GraceDeadline    *time.Time `json:"grace_deadline"`
+	HardDeadline     *time.Time `json:"hard_deadline"`
+	PhaseSince       time.Time  `json:"phase_since"`
+	UpdatedAt        time.Time  `json:"updated_at"`
+	RemainingSeconds *float64   `json:"remaining_seconds"` // to the hard deadline, when one is set
+	Killed           int        `json:"killed"`            // processes SIGKILLed
+	Reaped           int        `json:"reaped"`            // processes reaped
+	StillRunning     []string   `json:"still_running"`     // what the hard deadline killed, "name[pid]"
+}
