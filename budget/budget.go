@@ -126,3 +126,32 @@ func earliest(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// DefaultAllowance is the margin kept between lfinit's hard deadline and the
+// orchestrator's stop timeout, for lfinit's own exit and the runtime's
+// bookkeeping.
+const DefaultAllowance = time.Second
+
+// Needed is the stop timeout an orchestrator must grant: grace + floor +
+// allowance.
+func (c Config) Needed(allowance time.Duration) time.Duration {
+	return c.Total() + allowance
+}
+
+// Fits reports whether an orchestrator's stop timeout leaves room for the
+// whole budget plus the allowance; past it the orchestrator's SIGKILL (137)
+// would come before lfinit's own, honest exit.
+func (c Config) Fits(stopTimeout, allowance time.Duration) bool {
+	return stopTimeout >= c.Needed(allowance)
+}
+
+// RecommendedSeconds is the smallest whole number of seconds (for
+// terminationGracePeriodSeconds or docker stop -t) that fits the budget.
+func (c Config) RecommendedSeconds(allowance time.Duration) int64 {
+	need := c.Needed(allowance)
+	secs := int64(need / time.Second)
+	if need%time.Second != 0 {
+		secs++
+	}
+	return secs
+}

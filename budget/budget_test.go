@@ -147,3 +147,27 @@ func TestCleanupDeadline(t *testing.T) {
 		t.Errorf("CleanupDeadline = %v", got)
 	}
 }
+
+func TestFitsAndRecommendation(t *testing.T) {
+	for _, tc := range []struct {
+		c         Config
+		timeout   time.Duration
+		allowance time.Duration
+		fits      bool
+		rec       int64
+	}{
+		{Default(), 10 * time.Second, DefaultAllowance, true, 10}, // 8.25+1 = 9.25 → 10
+		{Default(), 9 * time.Second, DefaultAllowance, false, 10}, // docker -t 9
+		{cfg(20*time.Second, 0, 5*time.Second), 30 * time.Second, DefaultAllowance, true, 21},
+		{cfg(29*time.Second, time.Second, 0), 30 * time.Second, DefaultAllowance, false, 31},
+		{cfg(2*time.Second, 250*time.Millisecond, 0), 2250 * time.Millisecond, 0, true, 3},
+		{cfg(2*time.Second, 0, 0), 2 * time.Second, 0, true, 2},
+	} {
+		if got := tc.c.Fits(tc.timeout, tc.allowance); got != tc.fits {
+			t.Errorf("%+v Fits(%v, %v) = %v", tc.c, tc.timeout, tc.allowance, got)
+		}
+		if got := tc.c.RecommendedSeconds(tc.allowance); got != tc.rec {
+			t.Errorf("%+v RecommendedSeconds(%v) = %d, want %d", tc.c, tc.allowance, got, tc.rec)
+		}
+	}
+}

@@ -30,7 +30,7 @@ func TestExitCodeEveryStatus(t *testing.T) {
 func TestParseStat(t *testing.T) {
 	line := "4242 (we ird) (name)) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10 18446744073709551615\n"
 	p, ok := ParseStat(line)
-	if !ok || p.Pid != 4242 || p.Ppid != 17 || p.State != 'S' || p.Start != 987654 {
+	if !ok || p.Pid != 4242 || p.Ppid != 17 || p.State != 'S' || p.Start != 987654 || p.Comm != "we ird) (name)" {
 		t.Fatalf("ParseStat = %+v, %v", p, ok)
 	}
 	for _, bad := range []string{"", "x (a) S 1", "12 (a) S", "12 (a) S x 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"} {
@@ -114,7 +114,7 @@ func subreaperChild() {
 		fail("want the orphaned sleep as the one descendant")
 	}
 	firstRan := false
-	if n := SignalTree(false, syscall.SIGKILL, func() { firstRan = true }); n != 1 || !firstRan {
+	if hit := SignalTree(false, syscall.SIGKILL, func() { firstRan = true }); len(hit) != 1 || hit[0].Comm != "sleep" || !firstRan {
 		fail("SignalTree signalled a wrong count")
 	}
 	for time.Now().Before(deadline) {

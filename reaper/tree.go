@@ -16,6 +16,7 @@ type Proc struct {
 	Pid, Ppid int
 	State     byte   // R, S, D, Z, …
 	Start     uint64 // start time in clock ticks since boot: with Pid, an identity
+	Comm      string // the command name, as ps shows it
 }
 
 // ParseStat decodes the fields lfinit needs from the text of /proc/PID/stat.
@@ -40,7 +41,7 @@ func ParseStat(text string) (Proc, bool) {
 	if err1 != nil || err2 != nil {
 		return Proc{}, false
 	}
-	return Proc{Pid: pid, Ppid: ppid, State: f[0][0], Start: start}, true
+	return Proc{Pid: pid, Ppid: ppid, State: f[0][0], Start: start, Comm: text[open+1 : end]}, true
 }
 
 // Table reads every process visible in procDir (normally /proc).
@@ -94,27 +95,27 @@ func Descendants(procs []Proc, root int) []Proc {
 }
 
 // SignalTree sends sig to every live process of lfinit's tree and returns
-// how many it signalled. As PID 1 the tree is the whole PID namespace, and
+// the ones it signalled. As PID 1 the tree is the whole PID namespace, and
 // kill(-1) reaches all of it in one call (the kernel skips the caller).
 // Anywhere else kill(-1) would reach the whole machine, so the descendants
 // are found in /proc and signalled one by one (see SignalEach); first runs
 // between the two, so that a cheap group kill does not wait for the scan.
-func SignalTree(pid1 bool, sig syscall.Signal, first func()) int {
+func SignalTree(pid1 bool, sig syscall.Signal, first func()) []Proc {
 	self := os.Getpid()
 	if pid1 {
 		first()
 		if err := unix.Kill(-1, sig); err != nil {
-			return 0 // ESRCH: nothing left to signal
+			return nil // ESRCH: nothing left to signal
 		}
-		// Counted after the kill, so the kill is not delayed by the scan;
-		// the dying are counted with the live.
-		n := 0
+		// Listed after the kill, so the kill is not delayed by the scan;
+		// the dying are listed with the live.
+		var hit []Proc
 		for _, p := range Table("/proc") {
 			if p.Pid != self && p.State != 'X' {
-				n++
+				hit = append(hit, p)
 			}
 		}
-		return n
+		return hit
 	}
 	procs := Descendants(Table("/proc"), self)
 	first()
@@ -123,16 +124,16 @@ func SignalTree(pid1 bool, sig syscall.Signal, first func()) int {
 
 // SignalEach signals each process of procs through a pidfd checked to be
 // the process that was found, so a recycled pid is never hit. It returns
-// how many were signalled (a process that died meanwhile still counts if
-// it was not yet reaped).
-func SignalEach(procs []Proc, sig syscall.Signal) int {
-	n := 0
+// the ones signalled (a process that died meanwhile still counts if it was
+// not yet reaped).
+func SignalEach(procs []Proc, sig syscall.Signal) []Proc {
+	var hit []Proc
 	for _, p := range procs {
 		if signalExact(p, sig) {
-			n++
+			hit = append(hit, p)
 		}
 	}
-	return n
+	return hit
 }
 
 // signalExact signals p only if the pid still names the process found.

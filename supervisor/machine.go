@@ -15,32 +15,13 @@ import (
 
 	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/reaper"
+	"github.com/light-fabric/lfinit/statusfile"
 )
 
-// Phase is where lfinit is in the life of its child.
-type Phase string
-
-// The phases, in the order DESIGN.md §1.7 gives them.
-const (
-	Starting        Phase = "starting"
-	Ready           Phase = "ready"
-	Quiescing       Phase = "quiescing"
-	Draining        Phase = "draining"
-	AbortingStartup Phase = "aborting-startup"
-	CleaningUp      Phase = "cleaning-up"
-	Stopped         Phase = "stopped"
-)
-
-// Outcome is how the run ended.
-type Outcome string
-
-// The outcomes of DESIGN.md §1.6.
-const (
-	Running          Outcome = ""
-	ChildExited      Outcome = "child-exited"
-	Graceful         Outcome = "graceful"
-	DeadlineExceeded Outcome = "deadline-exceeded"
-	Failed           Outcome = "failed"
+// Phase and Outcome are the published ones (see statusfile).
+type (
+	Phase   = statusfile.Phase
+	Outcome = statusfile.Outcome
 )
 
 // Exit codes lfinit itself chooses.
@@ -126,12 +107,12 @@ func NewMachine(opt Options) *Machine {
 // Phase is the current phase.
 func (m *Machine) Phase() Phase {
 	if m.phase == "" {
-		return Starting
+		return statusfile.Starting
 	}
 	return m.phase
 }
 
-// Outcome is the outcome so far (Running until it is known).
+// Outcome is the outcome so far (statusfile.Running until it is known).
 func (m *Machine) Outcome() Outcome { return m.outcome }
 
 // Timeline is the shutdown schedule, valid once ShuttingDown is true.
@@ -169,23 +150,23 @@ func (m *Machine) IsShutdownSignal(sig syscall.Signal) bool {
 func (m *Machine) Started(now time.Time, ready bool) []Action {
 	m.alive, m.startedAt = true, now
 	if ready {
-		return m.setPhase(nil, Ready)
+		return m.setPhase(nil, statusfile.Ready)
 	}
-	return m.setPhase(nil, Starting)
+	return m.setPhase(nil, statusfile.Starting)
 }
 
 // MarkReady records that the child answered its readiness check.
 func (m *Machine) MarkReady(now time.Time) []Action {
-	if m.phase != Starting || m.shutdown {
+	if m.phase != statusfile.Starting || m.shutdown {
 		return nil
 	}
-	return m.setPhase(nil, Ready)
+	return m.setPhase(nil, statusfile.Ready)
 }
 
 // FailedToStart records that the child could not be started.
 func (m *Machine) FailedToStart(code int) []Action {
-	m.outcome, m.code, m.done = Failed, code, true
-	acts := m.setPhase(nil, Stopped)
+	m.outcome, m.code, m.done = statusfile.Failed, code, true
+	acts := m.setPhase(nil, statusfile.Stopped)
 	return append(acts, Action{Kind: ActExit, Code: code})
 }
 
@@ -231,11 +212,11 @@ func (m *Machine) begin(now time.Time, sig syscall.Signal) []Action {
 		m.tl = budget.Timeline{SignalAt: now, StopAt: now, GraceDeadline: now, HardDeadline: m.cleanupAt, Signals: 1}
 		return m.advance(now, nil)
 	}
-	ready := m.phase == Ready
+	ready := m.phase == statusfile.Ready
 	m.tl = budget.Start(m.opt.Budget, now, ready)
-	next := Quiescing
+	next := statusfile.Quiescing
 	if !ready {
-		next = AbortingStartup
+		next = statusfile.AbortingStartup
 	}
 	return m.advance(now, m.setPhase(nil, next))
 }
@@ -253,17 +234,17 @@ func (m *Machine) ChildExited(now time.Time, ws unix.WaitStatus, treeEmpty bool)
 	}
 	switch {
 	case !m.shutdown:
-		m.outcome, m.code = ChildExited, code
+		m.outcome, m.code = statusfile.ChildExited, code
 		m.cleanupAt = m.opt.Budget.CleanupDeadline(now)
 	case m.gracePast || !m.killedAt.IsZero() || !now.Before(m.tl.GraceDeadline):
-		m.outcome, m.code = DeadlineExceeded, ExitForced
+		m.outcome, m.code = statusfile.DeadlineExceeded, ExitForced
 	default:
-		m.outcome, m.code = Graceful, code
+		m.outcome, m.code = statusfile.Graceful, code
 	}
 	if treeEmpty {
 		return m.finish()
 	}
-	acts := m.setPhase(nil, CleaningUp)
+	acts := m.setPhase(nil, statusfile.CleaningUp)
 	if m.killedAt.IsZero() {
 		acts = append(acts, Action{Kind: ActTermTree, Signal: syscall.SIGTERM})
 	}
@@ -322,8 +303,8 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 		if !m.stopSent && !now.Before(m.tl.StopAt) {
 			m.stopSent = true
 			acts = append(acts, Action{Kind: ActForward, Signal: m.stopSig, Why: "stop"})
-			if m.phase == Quiescing {
-				acts = m.setPhase(acts, Draining)
+			if m.phase == statusfile.Quiescing {
+				acts = m.setPhase(acts, statusfile.Draining)
 			}
 		}
 		if !m.gracePast && !now.Before(m.tl.GraceDeadline) {
@@ -347,7 +328,7 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 		// Unkillable (uninterruptible sleep): exit anyway; as PID 1 the
 		// kernel ends the namespace with us.
 		if m.alive {
-			m.outcome, m.code = DeadlineExceeded, ExitForced
+			m.outcome, m.code = statusfile.DeadlineExceeded, ExitForced
 		}
 		return append(acts, m.finish()...)
 	}
@@ -360,7 +341,7 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 
 func (m *Machine) finish() []Action {
 	m.done = true
-	acts := m.setPhase(nil, Stopped)
+	acts := m.setPhase(nil, statusfile.Stopped)
 	return append(acts, Action{Kind: ActExit, Code: m.code})
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/forward"
+	"github.com/light-fabric/lfinit/statusfile"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -76,7 +77,7 @@ func TestChildExitsOnItsOwn(t *testing.T) {
 	expect(t, "start", m.Started(t0, true), "phase:ready")
 	expectNext(t, m, time.Time{})
 	expect(t, "exit", m.ChildExited(at(s), exited(3), true), "phase:stopped exit:3")
-	if m.Outcome() != ChildExited {
+	if m.Outcome() != statusfile.ChildExited {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 	expect(t, "late signal", m.Signal(at(2*s), syscall.SIGTERM), "")
@@ -106,7 +107,7 @@ func TestGracefulShutdownWithDrainDelay(t *testing.T) {
 	expect(t, "drain", m.Tick(at(15*s)), "stop:SIGTERM phase:draining")
 	expectNext(t, m, at(30*s))
 	expect(t, "exit", m.ChildExited(at(16*s), killed(syscall.SIGTERM), true), "phase:stopped exit:143")
-	if m.Outcome() != Graceful {
+	if m.Outcome() != statusfile.Graceful {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }
@@ -130,7 +131,7 @@ func TestChildThatIgnoresTermIsKilledAtTheHardDeadline(t *testing.T) {
 	expect(t, "retry", m.Tick(at(2300*ms)), "kill-tree")
 	expect(t, "reaped", m.ChildExited(at(2310*ms), killed(syscall.SIGKILL), false), "phase:cleaning-up")
 	expect(t, "empty", m.TreeEmpty(at(2320*ms)), "phase:stopped exit:1")
-	if m.Outcome() != DeadlineExceeded {
+	if m.Outcome() != statusfile.DeadlineExceeded {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }
@@ -191,7 +192,7 @@ func TestStartupAbortGetsTheFloorOnly(t *testing.T) {
 	expect(t, "TERM", m.Signal(at(s), syscall.SIGTERM), "phase:aborting-startup stop:SIGTERM")
 	expectNext(t, m, at(1300*ms))
 	expect(t, "exit", m.ChildExited(at(1200*ms), exited(7), true), "phase:stopped exit:7")
-	if m.Outcome() != Graceful {
+	if m.Outcome() != statusfile.Graceful {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }
@@ -219,7 +220,7 @@ func TestLeftoversAfterTheChildExitedAreTermedThenKilled(t *testing.T) {
 	expectNext(t, m, at(1250*ms))
 	expect(t, "floor", m.Tick(at(1250*ms)), "kill-tree")
 	expect(t, "empty", m.TreeEmpty(at(1260*ms)), "phase:stopped exit:4")
-	if m.Outcome() != ChildExited {
+	if m.Outcome() != statusfile.ChildExited {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }
@@ -232,7 +233,7 @@ func TestLeftoversDuringShutdownGetTheHardDeadline(t *testing.T) {
 	expectNext(t, m, at(6*s))
 	expect(t, "hard", m.Tick(at(6*s)), "kill-tree")
 	expect(t, "empty", m.TreeEmpty(at(6*s)), "phase:stopped exit:0")
-	if m.Outcome() != Graceful {
+	if m.Outcome() != statusfile.Graceful {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }
@@ -257,7 +258,7 @@ func TestLateWakeFiresEverythingDue(t *testing.T) {
 func TestFailedToStart(t *testing.T) {
 	m := newMachine(8*s, 250*ms, 0)
 	expect(t, "fail", m.FailedToStart(ExitNotFound), "phase:stopped exit:127")
-	if m.Outcome() != Failed {
+	if m.Outcome() != statusfile.Failed {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
+	"github.com/light-fabric/lfinit/statusfile"
 )
 
 // Config is what Run needs: the machine's options plus the wiring.
@@ -21,21 +23,59 @@ type Config struct {
 	Env    []string       // the child's environment
 	Target forward.Target // who gets forwarded signals
 	PID1   bool           // lfinit is its PID namespace's init
+	Log    *slog.Logger
 	// PreserveFDs is how many inherited descriptors from 3 up the child gets.
 	PreserveFDs int
-	Log         *slog.Logger
+	// Observers are told about every transition (status file, metrics).
+	Observers []Observer
+	// Readiness, when set, gates the ready phase on the child answering.
+	Readiness *Readiness
+	// TerminationLog is where the final summary goes ("" for nowhere).
+	TerminationLog string
 }
+
+// Observer is told what happens, from the loop's goroutine. Its methods
+// must not block: they sit between a signal and its forward, a deadline
+// and its kill.
+type Observer interface {
+	SetReady(ready bool)        // first, before anything else on a shutdown signal
+	Status(s statusfile.Status) // at every transition, and the final one
+	SignalReceived(name string)
+	SignalForwarded(name string)
+	Reaped(n int)
+}
+
+// StatusFunc adapts a function that only wants status snapshots.
+type StatusFunc func(statusfile.Status)
+
+// SetReady does nothing.
+func (StatusFunc) SetReady(bool) {}
+
+// Status calls f.
+func (f StatusFunc) Status(s statusfile.Status) { f(s) }
+
+// SignalReceived does nothing.
+func (StatusFunc) SignalReceived(string) {}
+
+// SignalForwarded does nothing.
+func (StatusFunc) SignalForwarded(string) {}
+
+// Reaped does nothing.
+func (StatusFunc) Reaped(int) {}
 
 // runner is the thin syscall side of one run: it feeds events to the
 // machine and carries out its actions.
 type runner struct {
 	Config
-	m       *Machine
-	child   int
-	reaped  bool // the child is reaped: its pid may be recycled, never signal it
-	start   time.Time
-	killed  int
-	nreaped int
+	m          *Machine
+	child      int
+	reaped     bool // the child is reaped: its pid may be recycled, never signal it
+	start      time.Time
+	readyAt    time.Time
+	phaseSince time.Time
+	killed     []reaper.Proc
+	nreaped    int
+	dirty      bool // publish a status after this batch of actions
 }
 
 // Run starts the child and supervises it until lfinit must exit; it returns
@@ -52,7 +92,8 @@ func Run(c Config) int {
 	}
 	signal.Notify(sigs, notify...)
 
-	r := &runner{Config: c, m: NewMachine(c.Options), start: time.Now()}
+	now := time.Now()
+	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now}
 	if !c.PID1 {
 		if err := reaper.SetSubreaper(); err != nil {
 			c.Log.Warn("cannot become a child subreaper; orphans of the child will not be reaped by lfinit", "err", err)
@@ -78,7 +119,13 @@ func Run(c Config) int {
 	}
 	c.Log.Info("started", "pid", pid, "cmd", c.Argv[0], "pid1", c.PID1, "grace", c.Budget.Grace,
 		"floor", c.Budget.Floor, "drain_delay", c.Budget.DrainDelay, "forward_to", c.Target.String())
-	if code, done := r.apply(r.m.Started(time.Now(), true)); done {
+	var ready <-chan struct{}
+	var stopProbe func()
+	if c.Readiness != nil {
+		ready, stopProbe = c.Readiness.Watch()
+		defer stopProbe()
+	}
+	if code, done := r.apply(r.m.Started(time.Now(), c.Readiness == nil)); done {
 		return code
 	}
 	// Zombies inherited from before lfinit started send no new SIGCHLD.
@@ -97,6 +144,16 @@ func Run(c Config) int {
 			acts = r.reap()
 		case <-timer.C:
 			acts = r.m.Tick(time.Now())
+		case <-ready:
+			ready = nil
+			acts = r.m.MarkReady(time.Now())
+			if len(acts) > 0 {
+				c.Log.Info("child is ready", "check", c.Readiness.String(), "after", time.Since(r.start).Round(time.Millisecond).String())
+			}
+		}
+		if stopProbe != nil && r.m.Phase() != statusfile.Starting {
+			stopProbe()
+			stopProbe = nil
 		}
 		if code, done := r.apply(acts); done {
 			return code
@@ -113,20 +170,28 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 	if sig == syscall.SIGPIPE {
 		return nil // lfinit's own stderr broke; the child's output is its own
 	}
-	now := time.Now()
 	what := "relay"
 	switch {
 	case r.m.IsShutdownSignal(sig) && !r.m.ShuttingDown():
+		// Readiness drops before anything else, even the log line.
+		for _, o := range r.Observers {
+			o.SetReady(false)
+		}
 		what = "shutdown"
 	case r.m.IsShutdownSignal(sig):
 		what = "hurry"
 	case r.reaped:
 		what = "dropped: the child has exited"
 	}
+	now := time.Now()
 	acts := r.m.Signal(now, sig)
-	attrs := []any{"signal", forward.Name(sig), "action", what}
+	name := forward.Name(sig)
+	for _, o := range r.Observers {
+		o.SignalReceived(name)
+	}
+	attrs := []any{"signal", name, "action", what}
 	if hard, ok := r.m.HardDeadline(); ok && r.m.ShuttingDown() {
-		attrs = append(attrs, "reason", forward.Reason(r.m.Trigger()), "hard_deadline", hard.Format(time.RFC3339Nano), "remaining", remaining(hard, now))
+		attrs = append(attrs, "reason", forward.Reason(r.m.Trigger()), "hard_deadline", hard.UTC().Format(time.RFC3339Nano), "remaining", remaining(hard, now))
 	}
 	r.Log.Info("signal received", attrs...)
 	return acts
@@ -136,12 +201,19 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 func (r *runner) reap() []Action {
 	var ws unix.WaitStatus
 	childDone := false
+	n := 0
 	empty := reaper.Reap(func(pid int, status unix.WaitStatus) {
-		r.nreaped++
+		n++
 		if pid == r.child && !r.reaped {
 			r.reaped, childDone, ws = true, true, status
 		}
 	})
+	r.nreaped += n
+	if n > 0 {
+		for _, o := range r.Observers {
+			o.Reaped(n)
+		}
+	}
 	now := time.Now()
 	if childDone {
 		r.Log.Info("child exited", "pid", r.child, "status", describe(ws), "code", reaper.ExitCode(ws))
@@ -162,23 +234,38 @@ func (r *runner) apply(acts []Action) (int, bool) {
 		case ActForward:
 			r.forward(a)
 		case ActTermTree:
-			n := reaper.SignalTree(r.PID1, syscall.SIGTERM, func() {})
+			n := len(reaper.SignalTree(r.PID1, syscall.SIGTERM, func() {}))
 			r.Log.Info("terminating leftovers of the child", "signal", "SIGTERM", "processes", n)
 		case ActKillTree:
 			r.kill()
 		case ActExit:
-			r.Log.Info("exit", "outcome", string(r.m.Outcome()), "exit_code", a.Code, "duration", time.Since(r.start).Round(time.Microsecond).String(),
-				"killed", r.killed, "reaped", r.nreaped)
+			r.finish(a.Code)
 			return a.Code, true
 		}
+	}
+	if r.dirty {
+		r.dirty = false
+		r.publish()
 	}
 	return 0, false
 }
 
 func (r *runner) phase(p Phase) {
+	now := time.Now()
+	r.phaseSince, r.dirty = now, true
+	if p == statusfile.Ready {
+		r.readyAt = now
+		for _, o := range r.Observers {
+			o.SetReady(true)
+		}
+	} else {
+		for _, o := range r.Observers {
+			o.SetReady(false)
+		}
+	}
 	attrs := []any{"phase", string(p)}
 	if hard, ok := r.m.HardDeadline(); ok {
-		attrs = append(attrs, "remaining", remaining(hard, time.Now()))
+		attrs = append(attrs, "remaining", remaining(hard, now))
 	}
 	r.Log.Info("phase", attrs...)
 }
@@ -187,12 +274,16 @@ func (r *runner) forward(a Action) {
 	if r.reaped {
 		return
 	}
+	name := forward.Name(a.Signal)
 	if err := forward.Deliver(r.child, r.Target, a.Signal); err != nil {
-		r.Log.Warn("cannot forward signal", "signal", forward.Name(a.Signal), "pid", r.child, "err", err)
+		r.Log.Warn("cannot forward signal", "signal", name, "pid", r.child, "err", err)
 		return
 	}
+	for _, o := range r.Observers {
+		o.SignalForwarded(name)
+	}
 	if a.Why != "relay" {
-		attrs := []any{"signal", forward.Name(a.Signal), "to", r.Target.String(), "pid", r.child}
+		attrs := []any{"signal", name, "to", r.Target.String(), "pid", r.child}
 		if hard, ok := r.m.HardDeadline(); ok {
 			attrs = append(attrs, "remaining", remaining(hard, time.Now()))
 		}
@@ -203,18 +294,129 @@ func (r *runner) forward(a Action) {
 // kill sends SIGKILL to the child's group first (the cheapest, surest
 // reach), then to the rest of the tree.
 func (r *runner) kill() {
-	n := reaper.SignalTree(r.PID1, syscall.SIGKILL, func() {
+	hit := reaper.SignalTree(r.PID1, syscall.SIGKILL, func() {
 		if !r.reaped {
 			forward.Deliver(r.child, forward.Group, syscall.SIGKILL)
 			forward.Deliver(r.child, forward.Child, syscall.SIGKILL)
 		}
 	})
-	first := r.killed == 0
+	first := r.killed == nil
 	if first {
-		r.killed = n
+		r.killed = append([]reaper.Proc{}, hit...)
+		r.dirty = true
 	}
-	if first || n > 0 {
-		r.Log.Warn("hard deadline: killed the process tree", "signal", "SIGKILL", "processes", n, "child_alive", !r.reaped)
+	if first || len(hit) > 0 {
+		r.Log.Warn("hard deadline: killed the process tree", "signal", "SIGKILL", "processes", len(hit),
+			"child_alive", !r.reaped, "still_running", names(hit, 10))
+	}
+}
+
+// finish publishes the final status, logs the outcome and writes the
+// termination message.
+func (r *runner) finish(code int) {
+	s := r.snapshot()
+	for _, o := range r.Observers {
+		o.SetReady(false)
+		o.Status(s)
+	}
+	total := time.Since(r.start)
+	attrs := []any{"outcome", string(r.m.Outcome()), "exit_code", code, "duration", total.Round(time.Microsecond).String(),
+		"killed", len(r.killed), "reaped", r.nreaped}
+	if r.m.ShuttingDown() {
+		attrs = append(attrs, "shutdown_duration", time.Since(r.m.Timeline().SignalAt).Round(time.Microsecond).String())
+	}
+	r.Log.Info("exit", attrs...)
+	if r.TerminationLog != "" {
+		msg := statusfile.TerminationMessage(s, total)
+		// Bounded: a hung /dev/termination-log must not keep PID 1 alive.
+		if err := withTimeout(time.Second, func() error { return statusfile.WriteTerminationLog(r.TerminationLog, msg) }); err != nil {
+			r.Log.Warn("cannot write the termination message", "path", r.TerminationLog, "err", err)
+		}
+	}
+}
+
+func (r *runner) publish() {
+	if len(r.Observers) == 0 {
+		return
+	}
+	s := r.snapshot()
+	for _, o := range r.Observers {
+		o.Status(s)
+	}
+}
+
+// snapshot is the state to publish now.
+func (r *runner) snapshot() statusfile.Status {
+	now := time.Now().UTC()
+	s := statusfile.Status{
+		Version:    statusfile.Version,
+		Phase:      r.m.Phase(),
+		Ready:      r.m.Phase() == statusfile.Ready,
+		Pid:        os.Getpid(),
+		StartedAt:  utc(r.start),
+		ReadyAt:    utc(r.readyAt),
+		PhaseSince: r.phaseSince.UTC(),
+		UpdatedAt:  now,
+		Killed:     len(r.killed),
+		Reaped:     r.nreaped,
+	}
+	if r.child > 0 {
+		s.ChildPid = &r.child
+	}
+	if o := r.m.Outcome(); o != statusfile.Running {
+		code := r.m.Code()
+		s.Outcome, s.ExitCode = &o, &code
+		if !r.m.ShuttingDown() && o != statusfile.Failed {
+			reason := "child-exit"
+			s.Reason = &reason
+		}
+	}
+	if r.m.ShuttingDown() {
+		tl := r.m.Timeline()
+		reason, sig := forward.Reason(r.m.Trigger()), forward.Name(r.m.Trigger())
+		s.Reason, s.Signal = &reason, &sig
+		s.SignalAt, s.GraceDeadline = utc(tl.SignalAt), utc(tl.GraceDeadline)
+	}
+	if hard, ok := r.m.HardDeadline(); ok {
+		s.HardDeadline = utc(hard)
+		left := max(hard.Sub(now), 0).Seconds()
+		s.RemainingSeconds = &left
+	}
+	if len(r.killed) > 0 {
+		s.StillRunning = names(r.killed, 50)
+	}
+	return s
+}
+
+func utc(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// names lists processes as name[pid], at most limit of them.
+func names(procs []reaper.Proc, limit int) []string {
+	var out []string
+	for i, p := range procs {
+		if i == limit {
+			out = append(out, fmt.Sprintf("and %d more", len(procs)-limit))
+			break
+		}
+		out = append(out, fmt.Sprintf("%s[%d]", p.Comm, p.Pid))
+	}
+	return out
+}
+
+func withTimeout(d time.Duration, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("timed out after %v", d)
 	}
 }
 

@@ -18,14 +18,22 @@ import (
 
 // config is everything a run was asked to do.
 type config struct {
-	opts      supervisor.Options
-	target    forward.Target
-	keepFDs   int
-	logFormat string
-	logLevel  slog.Level
-	argv      []string
-	help      bool
-	version   bool
+	opts    supervisor.Options
+	target  forward.Target
+	keepFDs int
+	// Observability and readiness.
+	statusFile  string
+	metricsAddr string
+	readyTCP    string
+	readyHTTP   string
+	termLog     string
+	stopTimeout time.Duration
+	allowance   time.Duration
+	logFormat   string
+	logLevel    slog.Level
+	argv        []string
+	help        bool
+	version     bool
 }
 
 // usageError is a bad flag, variable or value: exit 2 before anything starts.
@@ -209,6 +217,13 @@ func newFlagSet(c *config, target, level *string) *flag.FlagSet {
 	fs.Var(choiceValue{target, []string{"child", "group"}}, "forward-to", "who gets forwarded signals: child or group")
 	fs.Var(countValue{&c.keepFDs}, "preserve-fds", "pass inherited descriptors 3 to 3+N-1 to the child; all others are closed")
 	fs.Var(exitMap{o.ExitMap}, "exit-map", "remap the child's exit code FROM=TO (repeatable)")
+	fs.StringVar(&c.statusFile, "status-file", "", "JSON status file, replaced atomically at every transition")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics, /readyz and /livez on this address (off when empty)")
+	fs.StringVar(&c.readyTCP, "ready-tcp", "", "stay starting until HOST:PORT accepts a connection")
+	fs.StringVar(&c.readyHTTP, "ready-http", "", "stay starting until this URL answers 2xx/3xx")
+	fs.StringVar(&c.termLog, "termination-log", "", "final summary file, or none (default /dev/termination-log when it exists)")
+	fs.Var(durationValue{&c.stopTimeout}, "stop-timeout", "the orchestrator's stop timeout: refuse to start when grace+floor+allowance exceeds it")
+	fs.Var(durationValue{&c.allowance}, "allowance", "margin kept below --stop-timeout")
 	fs.Var(choiceValue{&c.logFormat, []string{"text", "json"}}, "log-format", "log format: text or json")
 	fs.Var(choiceValue{level, []string{"debug", "info", "warn", "error"}}, "log-level", "log level: debug, info, warn or error")
 	fs.BoolVar(&c.help, "help", false, "show this help")
@@ -227,6 +242,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 			ExitMap:         map[int]int{},
 		},
 		logFormat: "text",
+		allowance: budget.DefaultAllowance,
 	}
 	target, level := "child", "info"
 	fs := newFlagSet(c, &target, &level)
@@ -240,20 +256,8 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 		msg = strings.Replace(msg, "not defined: -", "not defined: --", 1)
 		return nil, usagef("%s", msg)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		val := getenv(envName(f.Name))
-		if set[f.Name] || val == "" || envErr != nil || f.Name == "h" || f.Name == "help" || f.Name == "version" {
-			return
-		}
-		if err := f.Value.Set(val); err != nil {
-			envErr = usagef("invalid value %q for %s: %v", val, envName(f.Name), err)
-		}
-	})
-	if envErr != nil {
-		return nil, envErr
+	if err := applyEnv(fs, getenv); err != nil {
+		return nil, err
 	}
 	if c.help || c.version {
 		return c, nil
@@ -265,6 +269,9 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	if err := c.opts.Budget.Validate(); err != nil {
 		return nil, usagef("%v: set --drain-delay below --grace", err)
 	}
+	if err := c.checkObservability(); err != nil {
+		return nil, err
+	}
 	c.target, _ = forward.ParseTarget(target)
 	c.logLevel = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[level]
 	return c, nil
@@ -274,6 +281,9 @@ const helpText = `lfinit — an init for containers with a bounded, observable s
 
 Usage:
   lfinit [options] [--] COMMAND [ARG...]
+  lfinit status [--status-file PATH] [--json]
+  lfinit probe ready|live [--status-file PATH]
+  lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D]
   lfinit version
 
 lfinit starts COMMAND as its child in its own process group, forwards every
@@ -296,6 +306,64 @@ the grace deadline passed or lfinit had to SIGKILL it; 2 for a usage error;
 126 when COMMAND cannot be executed; 127 when it is not found.
 `
 
+// applyEnv sets every flag that was not given on the command line from its
+// LFINIT_* variable, so that the flag wins.
+func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		val := getenv(envName(f.Name))
+		if set[f.Name] || val == "" || err != nil || f.Name == "h" || f.Name == "help" || f.Name == "version" || f.Name == "json" {
+			return
+		}
+		if e := f.Value.Set(val); e != nil {
+			err = usagef("invalid value %q for %s: %v", val, envName(f.Name), e)
+		}
+	})
+	return err
+}
+
+// parseFlags parses a subcommand's flags and variables.
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		msg := strings.Replace(err.Error(), "flag -", "--", 1)
+		return usagef("%s", strings.Replace(msg, "not defined: -", "not defined: --", 1))
+	}
+	return applyEnv(fs, getenv)
+}
+
+// checkObservability validates the readiness checks and the stop timeout.
+func (c *config) checkObservability() error {
+	switch {
+	case c.readyTCP != "" && c.readyHTTP != "":
+		return usagef("--ready-tcp and --ready-http exclude each other: choose one")
+	case c.readyTCP != "":
+		if err := supervisor.ParseReadyTCP(c.readyTCP); err != nil {
+			return usagef("invalid --ready-tcp: %v", err)
+		}
+	case c.readyHTTP != "":
+		if err := supervisor.ParseReadyHTTP(c.readyHTTP); err != nil {
+			return usagef("invalid --ready-http: %v", err)
+		}
+	}
+	b := c.opts.Budget
+	if c.stopTimeout > 0 && !b.Fits(c.stopTimeout, c.allowance) {
+		return usagef("grace %v + floor %v + allowance %v = %v does not fit --stop-timeout %v: the orchestrator would SIGKILL first (137); raise its timeout to %ds or lower --grace",
+			b.Grace, b.Floor, c.allowance, b.Needed(c.allowance), c.stopTimeout, b.RecommendedSeconds(c.allowance))
+	}
+	return nil
+}
+
+// readiness is the configured readiness check, or nil.
+func (c *config) readiness() *supervisor.Readiness {
+	if c.readyTCP == "" && c.readyHTTP == "" {
+		return nil
+	}
+	return &supervisor.Readiness{TCP: c.readyTCP, HTTP: c.readyHTTP}
+}
+
 // writeHelp prints the options with their variables and defaults.
 func writeHelp(w io.Writer) {
 	c := &config{opts: supervisor.Options{Budget: budget.Default(), ExitMap: map[int]int{}}}
@@ -303,7 +371,7 @@ func writeHelp(w io.Writer) {
 	fs := newFlagSet(c, &t, &l)
 	defaults := map[string]string{
 		"grace": budget.DefaultGrace.String(), "floor": budget.DefaultFloor.String(), "drain-delay": "0",
-		"shutdown-signals": "TERM,INT", "forward-to": "child", "preserve-fds": "0", "log-format": "text", "log-level": "info",
+		"shutdown-signals": "TERM,INT", "forward-to": "child", "preserve-fds": "0", "allowance": budget.DefaultAllowance.String(), "log-format": "text", "log-level": "info",
 	}
 	fmt.Fprint(w, helpText)
 	fs.VisitAll(func(f *flag.Flag) {

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -55,6 +57,8 @@ type config struct {
 	readyFD          int
 	print            string
 	stderr           string
+	listen           string
+	listenAfter      time.Duration
 }
 
 // errUsage means the flag package has already printed the error and usage.
@@ -80,6 +84,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.readyFile, "ready-file", "", "write \"ready\" to `file` once setup is done")
 	fs.StringVar(&c.print, "print", "", "print `text` to stdout at start")
 	fs.StringVar(&c.stderr, "stderr", "", "print `text` to stderr at start")
+	fs.StringVar(&c.listen, "listen", "", "serve HTTP 200 on `addr` (a service that becomes ready)")
+	fs.DurationVar(&c.listenAfter, "listen-after", 0, "start listening only after this delay (slow startup)")
 	fs.StringVar(&c.mode, "mode", modeMain, "internal: re-exec mode")
 	fs.IntVar(&c.n, "n", 0, "internal: orphan count for -mode orphan-parent")
 	fs.IntVar(&c.readyFD, "ready-fd", -1, "internal: `fd` to report readiness on to the parent")
@@ -415,6 +421,10 @@ func runMain(c *config, rec *recorder) {
 		rec.printf("forkloop-pid %d", cmd.Process.Pid)
 	}
 
+	if c.listen != "" {
+		// The listener is opened late on purpose: readiness gating must wait for it.
+		time.AfterFunc(c.listenAfter, func() { serveHTTP(rec, c.listen) })
+	}
 	if c.readyFile != "" {
 		if err := writeFileAtomic(c.readyFile, "ready\n"); err != nil {
 			fatalf(rec, "-ready-file: %v", err)
@@ -425,6 +435,18 @@ func runMain(c *config, rec *recorder) {
 		time.AfterFunc(c.after, func() { exitWith(rec, c.exitCode) })
 	}
 	select {}
+}
+
+// serveHTTP answers 200 to every request on addr, recording when it starts.
+func serveHTTP(rec *recorder, addr string) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fatalf(rec, "-listen: %v", err)
+	}
+	rec.printf("listening %s %d", addr, time.Now().UnixNano())
+	http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok\n"))
+	}))
 }
 
 // runIntermediate runs the helper in another mode as a direct child and waits for it to exit.

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/statusfile"
+)
+
+// subcommands are the words that are not a program to run; `lfinit --
+// status` runs a program called status.
+var subcommands = map[string]func(args []string, getenv func(string) string, stdout io.Writer) (int, error){
+	"status": statusCmd,
+	"probe":  probeCmd,
+	"budget": budgetCmd,
+}
+
+// runSubcommand runs a subcommand and maps a usage error to exit 2.
+func runSubcommand(name string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	code, err := subcommands[name](args, getenv, stdout)
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "lfinit %s: %s (see lfinit --help)\n", name, ue.msg)
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "lfinit %s: %v\n", name, err)
+	}
+	return code
+}
+
+func statusFlags(name string, path *string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.StringVar(path, "status-file", "", "the status file of the lfinit to ask")
+	return fs
+}
+
+func readStatus(path string) (statusfile.Status, error) {
+	if path == "" {
+		return statusfile.Status{}, usagef("no status file: pass --status-file or set LFINIT_STATUS_FILE, as for the run")
+	}
+	return statusfile.Read(path)
+}
+
+// statusCmd prints the state of a running lfinit from its status file.
+func statusCmd(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
+	var path string
+	var asJSON bool
+	fs := statusFlags("status", &path)
+	fs.BoolVar(&asJSON, "json", false, "print the status file's JSON")
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return 2, err
+	}
+	s, err := readStatus(path)
+	if err != nil {
+		return 1, err
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return 0, enc.Encode(s)
+	}
+	fmt.Fprint(stdout, statusfile.Describe(s, time.Now()))
+	return 0, nil
+}
+
+// probeCmd answers an exec probe: exit 0 when ready (or live), 1 when not.
+func probeCmd(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
+	if len(args) == 0 || (args[0] != "ready" && args[0] != "live") {
+		return 2, usagef("say which probe: lfinit probe ready|live")
+	}
+	kind := args[0]
+	var path string
+	if err := parseFlags(statusFlags("probe", &path), args[1:], getenv); err != nil {
+		return 2, err
+	}
+	s, err := readStatus(path)
+	if err != nil {
+		return 1, err
+	}
+	ok := statusfile.ProbeLive(s, pidAlive)
+	if kind == "ready" {
+		ok = statusfile.ProbeReady(s, pidAlive)
+	}
+	if !ok {
+		fmt.Fprintf(stdout, "not %s: phase %s\n", kind, s.Phase)
+		return 1, nil
+	}
+	fmt.Fprintf(stdout, "%s: phase %s\n", kind, s.Phase)
+	return 0, nil
+}
+
+// pidAlive reports whether pid exists (signal 0 probes without signalling).
+func pidAlive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// budgetCmd prints the shutdown timeline and checks it against a stop timeout.
+func budgetCmd(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
+	b := budget.Default()
+	var stop time.Duration
+	allowance := budget.DefaultAllowance
+	fs := flag.NewFlagSet("budget", flag.ContinueOnError)
+	fs.Var(durationValue{&b.Grace}, "grace", "")
+	fs.Var(durationValue{&b.Floor}, "floor", "")
+	fs.Var(durationValue{&b.DrainDelay}, "drain-delay", "")
+	fs.Var(durationValue{&stop}, "stop-timeout", "")
+	fs.Var(durationValue{&allowance}, "allowance", "")
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return 2, err
+	}
+	if err := b.Validate(); err != nil {
+		return 2, usagef("%v", err)
+	}
+	fmt.Fprint(stdout, timeline(b))
+	rec := b.RecommendedSeconds(allowance)
+	fmt.Fprintf(stdout, "needs a stop timeout of at least %v (grace %v + floor %v + allowance %v)\n", b.Needed(allowance), b.Grace, b.Floor, allowance)
+	fmt.Fprintf(stdout, "recommended: terminationGracePeriodSeconds: %d   (docker stop -t %d, podman stop -t %d)\n", rec, rec, rec)
+	if stop == 0 {
+		return 0, nil
+	}
+	if b.Fits(stop, allowance) {
+		fmt.Fprintf(stdout, "stop timeout %v: fits, %v to spare\n", stop, stop-b.Needed(allowance))
+		return 0, nil
+	}
+	fmt.Fprintf(stdout, "stop timeout %v: TOO SHORT by %v; the orchestrator would SIGKILL lfinit (exit 137) before its own deadline. Set terminationGracePeriodSeconds: %d, or lower --grace.\n",
+		stop, b.Needed(allowance)-stop, rec)
+	return 1, nil
+}
+
+// timeline is the schedule of a shutdown, one line per step.
+func timeline(b budget.Config) string {
+	at := func(d time.Duration) string { return "t0+" + d.String() }
+	out := "shutdown timeline (t0 = the first shutdown signal):\n"
+	out += fmt.Sprintf("  %-14s readiness drops (/readyz 503); the child is untouched while it quiesces\n", "t0")
+	out += fmt.Sprintf("  %-14s stop signal forwarded; the drain begins\n", at(b.DrainDelay))
+	out += fmt.Sprintf("  %-14s grace deadline: deadline signal; the child is late (exit 1 from here)\n", at(b.Grace))
+	out += fmt.Sprintf("  %-14s hard deadline: SIGKILL to the whole tree, lfinit exits 1\n", at(b.Total()))
+	return out
+}

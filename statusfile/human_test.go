@@ -1,0 +1,61 @@
+package statusfile
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDescribeDuringDrain(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 10, 0, time.UTC)
+	since, sig := now.Add(-2*time.Second), now.Add(-3*time.Second)
+	grace, hard := now.Add(5*time.Second), now.Add(5250*time.Millisecond)
+	child, reason, name := 7, "terminate", "SIGTERM"
+	s := Status{Version: Version, Phase: Draining, Pid: 1, ChildPid: &child, Reason: &reason, Signal: &name,
+		SignalAt: &sig, GraceDeadline: &grace, HardDeadline: &hard, PhaseSince: since, UpdatedAt: now}
+	out := Describe(s, now)
+	for _, want := range []string{"phase:      draining (for 2s)", "ready:      false", "child pid:  7", "reason:     terminate (SIGTERM)", "grace:      in 5s", "hard:       in 5.25s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Describe lacks %q:\n%s", want, out)
+		}
+	}
+	past := now.Add(6 * time.Second)
+	if out := Describe(s, past); !strings.Contains(out, "grace:      passed 1s ago") {
+		t.Errorf("after the grace deadline:\n%s", out)
+	}
+}
+
+func TestDescribeStopped(t *testing.T) {
+	now := time.Now()
+	o, code := DeadlineExceeded, 1
+	s := Status{Phase: Stopped, Outcome: &o, ExitCode: &code, Killed: 2, StillRunning: []string{"app[7]", "worker[9]"}, PhaseSince: now, UpdatedAt: now}
+	out := Describe(s, now)
+	for _, want := range []string{"outcome:    deadline-exceeded", "exit code:  1", "killed:     2", "app[7], worker[9]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Describe lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestProbes(t *testing.T) {
+	alive := func(pid int) bool { return pid == 1 }
+	for _, tc := range []struct {
+		s           Status
+		ready, live bool
+	}{
+		{Status{Phase: Starting, Pid: 1}, false, true},
+		{Status{Phase: Ready, Ready: true, Pid: 1}, true, true},
+		{Status{Phase: Quiescing, Pid: 1}, false, true},
+		{Status{Phase: Draining, Pid: 1}, false, true},
+		{Status{Phase: CleaningUp, Pid: 1}, false, true},
+		{Status{Phase: Stopped, Pid: 1}, false, false},
+		{Status{Phase: Ready, Ready: true, Pid: 42}, false, false}, // its writer is gone
+	} {
+		if got := ProbeReady(tc.s, alive); got != tc.ready {
+			t.Errorf("ProbeReady(%s) = %v", tc.s.Phase, got)
+		}
+		if got := ProbeLive(tc.s, alive); got != tc.live {
+			t.Errorf("ProbeLive(%s, pid %d) = %v", tc.s.Phase, tc.s.Pid, got)
+		}
+	}
+}

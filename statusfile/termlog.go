@@ -1,0 +1,144 @@
+package statusfile
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxTerminationMessage bounds TerminationMessage. Kubernetes keeps at most
+// 4096 bytes per container (and less when a pod has many), so staying well
+// under that keeps the summary intact in `kubectl describe`.
+const maxTerminationMessage = 1023
+
+// defaultTerminationLog is where Kubernetes mounts the termination message
+// file; a variable so tests can point it elsewhere.
+var defaultTerminationLog = "/dev/termination-log"
+
+// TerminationMessage is the short final summary written to the termination
+// log: one plain-text paragraph, always under 1024 bytes, built from the
+// final status s and the total run time. Null fields are left out.
+func TerminationMessage(s Status, total time.Duration) string {
+	var b strings.Builder
+	b.WriteString("lfinit:")
+	field := func(k, v string) {
+		b.WriteString(" ")
+		b.WriteString(k)
+		b.WriteString("=")
+		b.WriteString(v)
+	}
+	if s.Outcome != nil {
+		field("outcome", string(*s.Outcome))
+	} else if s.Phase != "" {
+		// Not finished (e.g. lfinit itself is failing): the phase is then
+		// the most useful thing to show.
+		field("phase", string(s.Phase))
+	}
+	if s.ExitCode != nil {
+		field("exit_code", strconv.Itoa(*s.ExitCode))
+	}
+	if s.Reason != nil {
+		field("reason", *s.Reason)
+	}
+	if s.Signal != nil {
+		field("signal", *s.Signal)
+	}
+	field("duration", total.Round(time.Millisecond).String())
+	head := oneLine(b.String())
+
+	n := len(s.StillRunning)
+	if n == 0 {
+		return truncateUTF8(head, maxTerminationMessage)
+	}
+	const intro = "; still running at the hard deadline and killed: "
+	fallback := intro + strconv.Itoa(n) + " process"
+	if n != 1 {
+		fallback += "es"
+	}
+	// The head is ours and short; truncating it only guards against an
+	// absurd reason or signal string eating the whole budget.
+	head = truncateUTF8(head, maxTerminationMessage-len(fallback))
+
+	var m strings.Builder
+	m.WriteString(head)
+	m.WriteString(intro)
+	listed := 0
+	for i, name := range s.StillRunning {
+		name = oneLine(name)
+		sep := ""
+		if i > 0 {
+			sep = ", "
+		}
+		more := ""
+		if rest := n - i - 1; rest > 0 {
+			more = fmt.Sprintf(", and %d more", rest)
+		}
+		// Include name only if the "and N more" that may follow still
+		// fits: that is what guarantees the final append below fits.
+		if m.Len()+len(sep)+len(name)+len(more) > maxTerminationMessage {
+			break
+		}
+		m.WriteString(sep)
+		m.WriteString(name)
+		listed++
+	}
+	if listed == 0 {
+		return head + fallback
+	}
+	if listed < n {
+		fmt.Fprintf(&m, ", and %d more", n-listed)
+	}
+	return m.String()
+}
+
+// oneLine makes s one line of valid UTF-8, since process names come from the
+// child and a newline or invalid byte would garble the message.
+func oneLine(s string) string {
+	s = strings.ToValidUTF8(s, "?")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// WriteTerminationLog writes msg to path, replacing its contents, where the
+// orchestrator reads it after the container exits (Kubernetes: the
+// container's terminationMessagePath). An empty path means disabled.
+func WriteTerminationLog(path, msg string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.WriteFile(path, []byte(msg), 0o644); err != nil {
+		return fmt.Errorf("termination log %s: %w", path, err)
+	}
+	return nil
+}
+
+// DefaultTerminationLog returns /dev/termination-log if it exists (Kubernetes
+// creates it), else "" so that lfinit does not create files in /dev elsewhere.
+func DefaultTerminationLog() string {
+	if _, err := os.Stat(defaultTerminationLog); err == nil {
+		return defaultTerminationLog
+	}
+	return ""
+}

@@ -1,0 +1,159 @@
+package statusfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestTerminationMessage(t *testing.T) {
+	o := func(v Outcome) *Outcome { return &v }
+	for _, c := range []struct {
+		s     Status
+		total time.Duration
+		want  string
+	}{
+		{
+			Status{Phase: Stopped, Outcome: o(DeadlineExceeded), ExitCode: pointerTo(1), Reason: pointerTo("terminate"), Signal: pointerTo("SIGTERM"),
+				StillRunning: []string{"legacy-server[7]", "worker[12]"}, Killed: 2},
+			8251*time.Millisecond + 400*time.Microsecond,
+			"lfinit: outcome=deadline-exceeded exit_code=1 reason=terminate signal=SIGTERM duration=8.251s; still running at the hard deadline and killed: legacy-server[7], worker[12]",
+		},
+		{
+			Status{Phase: Stopped, Outcome: o(Graceful), ExitCode: pointerTo(0), Reason: pointerTo("terminate"), Signal: pointerTo("SIGTERM")},
+			1200*time.Millisecond + 300*time.Microsecond,
+			"lfinit: outcome=graceful exit_code=0 reason=terminate signal=SIGTERM duration=1.2s",
+		},
+		{
+			Status{Phase: Stopped, Outcome: o(ChildExited), ExitCode: pointerTo(3)},
+			42*time.Minute + 1500*time.Microsecond,
+			"lfinit: outcome=child-exited exit_code=3 duration=42m0.002s",
+		},
+		{
+			Status{Phase: Stopped, Outcome: o(Failed), ExitCode: pointerTo(127)},
+			3 * time.Millisecond,
+			"lfinit: outcome=failed exit_code=127 duration=3ms",
+		},
+		{
+			Status{Phase: Draining},
+			0,
+			"lfinit: phase=draining duration=0s",
+		},
+		{
+			Status{Phase: Stopped, Outcome: o(DeadlineExceeded), ExitCode: pointerTo(1), StillRunning: []string{"bad\nname[3]"}},
+			time.Second,
+			"lfinit: outcome=deadline-exceeded exit_code=1 duration=1s; still running at the hard deadline and killed: bad name[3]",
+		},
+	} {
+		if got := TerminationMessage(c.s, c.total); got != c.want {
+			t.Errorf("TerminationMessage\n got %q\nwant %q", got, c.want)
+		}
+	}
+}
+
+var andMore = regexp.MustCompile(`, and (\d+) more$`)
+
+func TestTerminationMessageBounded(t *testing.T) {
+	base := Status{Phase: Stopped, Outcome: pointerTo(DeadlineExceeded), ExitCode: pointerTo(1), Reason: pointerTo("terminate"), Signal: pointerTo("SIGTERM")}
+	for _, n := range []int{1, 2, 5, 30, 31, 100, 1000} {
+		for _, width := range []int{10, 40, 100, 300, 2000} {
+			s := base
+			s.StillRunning = nil
+			for i := range n {
+				name := fmt.Sprintf("process-%04d-%s", i, strings.Repeat("x", width))
+				s.StillRunning = append(s.StillRunning, fmt.Sprintf("%s[%d]", name, 1000+i))
+			}
+			msg := TerminationMessage(s, 8*time.Second)
+			if len(msg) >= 1024 {
+				t.Fatalf("n=%d width=%d: %d bytes", n, width, len(msg))
+			}
+			if strings.Contains(msg, "\n") || !utf8.ValidString(msg) {
+				t.Fatalf("n=%d width=%d: not one line of UTF-8: %q", n, width, msg)
+			}
+			_, list, ok := strings.Cut(msg, "; still running at the hard deadline and killed: ")
+			if !ok {
+				t.Fatalf("n=%d width=%d: no list: %q", n, width, msg)
+			}
+			listed, rest := 0, 0
+			if m := andMore.FindStringSubmatch(list); m != nil {
+				rest, _ = strconv.Atoi(m[1])
+				list = strings.TrimSuffix(list, m[0])
+			}
+			if strings.HasSuffix(list, " processes") || strings.HasSuffix(list, " process") {
+				// Not even one name fits: only the count.
+				if want := fmt.Sprint(n); !strings.HasPrefix(list, want+" process") {
+					t.Fatalf("n=%d width=%d: count %q", n, width, list)
+				}
+				continue
+			}
+			for i, name := range strings.Split(list, ", ") {
+				if name != s.StillRunning[i] {
+					t.Fatalf("n=%d width=%d: name %d = %q, want %q", n, width, i, name, s.StillRunning[i])
+				}
+				listed++
+			}
+			if listed+rest != n {
+				t.Fatalf("n=%d width=%d: %d listed + %d more != %d: %q", n, width, listed, rest, n, msg)
+			}
+			if n == 1000 && width == 10 && (listed < 20 || rest == 0) {
+				t.Errorf("expected many names and an \"and N more\": %q", msg)
+			}
+		}
+	}
+}
+
+func TestTerminationMessageHugeFields(t *testing.T) {
+	s := Status{Outcome: pointerTo(Graceful), Reason: pointerTo(strings.Repeat("é", 2000)), Signal: pointerTo("SIGTERM"),
+		StillRunning: []string{"a[1]"}}
+	msg := TerminationMessage(s, time.Second)
+	if len(msg) >= 1024 || !utf8.ValidString(msg) {
+		t.Errorf("%d bytes, valid UTF-8 %v", len(msg), utf8.ValidString(msg))
+	}
+	s.StillRunning = nil
+	s.Signal = pointerTo("\xff\xfe")
+	msg = TerminationMessage(s, time.Second)
+	if len(msg) >= 1024 || !utf8.ValidString(msg) {
+		t.Errorf("%d bytes, valid UTF-8 %v", len(msg), utf8.ValidString(msg))
+	}
+}
+
+func TestWriteTerminationLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "termination-log")
+	if err := WriteTerminationLog(path, strings.Repeat("long ", 100)); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTerminationLog(path, "short"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "short" {
+		t.Errorf("file = %q, %v; want it truncated to the new message", b, err)
+	}
+	if err := WriteTerminationLog("", "x"); err != nil {
+		t.Errorf("empty path (disabled) = %v", err)
+	}
+	bad := filepath.Join(path, "sub")
+	if err := WriteTerminationLog(bad, "x"); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("unwritable path = %v", err)
+	}
+}
+
+func TestDefaultTerminationLog(t *testing.T) {
+	old := defaultTerminationLog
+	t.Cleanup(func() { defaultTerminationLog = old })
+	defaultTerminationLog = filepath.Join(t.TempDir(), "termination-log")
+	if got := DefaultTerminationLog(); got != "" {
+		t.Errorf("missing file: got %q, want \"\"", got)
+	}
+	if err := os.WriteFile(defaultTerminationLog, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := DefaultTerminationLog(); got != defaultTerminationLog {
+		t.Errorf("existing file: got %q", got)
+	}
+}
