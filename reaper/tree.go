@@ -72,6 +72,17 @@ func readProc(procDir, pid string) (Proc, bool) {
 
 // Descendants returns the live (not zombie) processes below root in procs.
 func Descendants(procs []Proc, root int) []Proc {
+	var live []Proc
+	for _, p := range Tree(procs, root) {
+		if p.State != 'Z' && p.State != 'X' {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+// Tree returns every process below root in procs, zombies included.
+func Tree(procs []Proc, root int) []Proc {
 	children := make(map[int][]Proc, len(procs))
 	for _, p := range procs {
 		children[p.Ppid] = append(children[p.Ppid], p)
@@ -86,9 +97,7 @@ func Descendants(procs []Proc, root int) []Proc {
 				continue
 			}
 			queue = append(queue, c.Pid)
-			if c.State != 'Z' && c.State != 'X' {
-				out = append(out, c)
-			}
+			out = append(out, c)
 		}
 	}
 	return out
@@ -98,8 +107,9 @@ func Descendants(procs []Proc, root int) []Proc {
 // the ones it signalled. As PID 1 the tree is the whole PID namespace, and
 // kill(-1) reaches all of it in one call (the kernel skips the caller).
 // Anywhere else kill(-1) would reach the whole machine, so the descendants
-// are found in /proc and signalled one by one (see SignalEach); first runs
-// between the two, so that a cheap group kill does not wait for the scan.
+// are found in /proc and signalled one by one (see SignalEach). first runs
+// before anything else, so that a cheap group kill never waits for a scan;
+// what it already hit shows in the scan as dying or zombie, and is listed.
 func SignalTree(pid1 bool, sig syscall.Signal, first func()) []Proc {
 	self := os.Getpid()
 	if pid1 {
@@ -117,19 +127,10 @@ func SignalTree(pid1 bool, sig syscall.Signal, first func()) []Proc {
 		}
 		return hit
 	}
-	procs := Descendants(Table("/proc"), self)
 	first()
-	return SignalEach(procs, sig)
-}
-
-// SignalEach signals each process of procs through a pidfd checked to be
-// the process that was found, so a recycled pid is never hit. It returns
-// the ones signalled (a process that died meanwhile still counts if it was
-// not yet reaped).
-func SignalEach(procs []Proc, sig syscall.Signal) []Proc {
 	var hit []Proc
-	for _, p := range procs {
-		if signalExact(p, sig) {
+	for _, p := range Tree(Table("/proc"), self) {
+		if p.State == 'Z' || p.State == 'X' || signalExact(p, sig) {
 			hit = append(hit, p)
 		}
 	}

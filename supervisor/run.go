@@ -143,7 +143,7 @@ func Run(c Config) int {
 		case <-chld:
 			acts = r.reap()
 		case <-timer.C:
-			acts = r.m.Tick(time.Now())
+			acts = r.m.Tick(untilDue(r.m))
 		case <-ready:
 			ready = nil
 			acts = r.m.MarkReady(time.Now())
@@ -159,7 +159,7 @@ func Run(c Config) int {
 			return code
 		}
 		if next, ok := r.m.Next(); ok {
-			timer.Reset(time.Until(next))
+			timer.Reset(time.Until(next) - spinWindow)
 		} else {
 			timer.Stop()
 		}
@@ -386,6 +386,26 @@ func (r *runner) snapshot() statusfile.Status {
 		s.StillRunning = names(r.killed, 50)
 	}
 	return s
+}
+
+// spinWindow is how early the timer is armed before a deadline. Go's timers
+// can wake a millisecond late (the netpoller sleeps in whole milliseconds);
+// the last stretch is waited out on the CPU, so a kill lands within
+// microseconds of its deadline. It costs at most this much CPU per deadline.
+const spinWindow = 2 * time.Millisecond
+
+// untilDue waits out what is left before the machine's next deadline, if
+// it is within the spin window, and returns the instant it is due.
+func untilDue(m *Machine) time.Time {
+	now := time.Now()
+	next, ok := m.Next()
+	if !ok || !now.Before(next) || next.Sub(now) > spinWindow {
+		return now
+	}
+	for now.Before(next) {
+		now = time.Now()
+	}
+	return now
 }
 
 func utc(t time.Time) *time.Time {

@@ -3,14 +3,16 @@
 //
 //   - readiness flip: from kill(SIGTERM) to the first 503 from /readyz;
 //   - deadline accuracy with metrics on: how late after the hard deadline
-//     the SIGKILL ends a child that ignores SIGTERM, while /metrics is
-//     scraped in a tight loop.
+//     (as lfinit published it in its status file) a child that ignores
+//     SIGTERM is dead, seen through a pidfd, while /metrics is scraped in
+//     a tight loop.
 //
 // Usage: go run ./bench/observe [-flips 200] [-deadlines 30]
 package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -50,7 +52,7 @@ func main() {
 	}
 	var late []time.Duration
 	for range *deadlines {
-		late = append(late, deadlineLateness(bin, *scrapers))
+		late = append(late, deadlineLateness(bin, dir, *scrapers))
 	}
 	fmt.Printf("| measurement | runs | p50 | p90 | p99 | max |\n|---|---|---|---|---|---|\n")
 	row("SIGTERM → /readyz 503", flipLat)
@@ -107,7 +109,7 @@ func status(url string) int {
 // readyFlip measures kill(SIGTERM) → first 503 (an upper bound: the time
 // the 503 response arrived).
 func readyFlip(bin string) time.Duration {
-	p := start(bin, "--metrics-addr", "127.0.0.1:0", "--drain-delay", "2s", "--grace", "5s", "--log-level", "warn", "--", "sleep", "60")
+	p := start(bin, "--metrics-addr", "127.0.0.1:0", "--drain-delay", "2s", "--grace", "5s", "--", "sleep", "60")
 	url := "http://" + p.addr + "/readyz"
 	for deadline := time.Now().Add(5 * time.Second); status(url) != 200; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -132,11 +134,13 @@ func readyFlip(bin string) time.Duration {
 	return lat
 }
 
-// deadlineLateness measures how late after t_signal+grace+floor the child
-// (which ignores SIGTERM) is dead, seen through a pidfd.
-func deadlineLateness(bin string, scrapers int) time.Duration {
+// deadlineLateness measures how late after the hard deadline lfinit
+// published in its status file the child (which ignores SIGTERM) is dead,
+// seen through a pidfd.
+func deadlineLateness(bin, dir string, scrapers int) time.Duration {
 	const grace, floor = 300 * time.Millisecond, 100 * time.Millisecond
-	p := start(bin, "--metrics-addr", "127.0.0.1:0", "--grace", grace.String(), "--floor", floor.String(), "--log-level", "warn",
+	statusPath := filepath.Join(dir, "status.json")
+	p := start(bin, "--metrics-addr", "127.0.0.1:0", "--status-file", statusPath, "--grace", grace.String(), "--floor", floor.String(),
 		"--", "sh", "-c", `trap "" TERM; sleep 60 & wait`)
 	child := waitChild(p.cmd.Process.Pid)
 	pidfd, err := unix.PidfdOpen(child, 0)
@@ -160,7 +164,6 @@ func deadlineLateness(bin string, scrapers int) time.Duration {
 		}()
 	}
 	time.Sleep(50 * time.Millisecond) // let the scrapers get going
-	sent := time.Now()
 	check(p.cmd.Process.Signal(syscall.SIGTERM))
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 	for {
@@ -174,21 +177,33 @@ func deadlineLateness(bin string, scrapers int) time.Duration {
 		}
 		break
 	}
-	late := time.Since(sent) - grace - floor
+	dead := time.Now()
 	close(stop)
 	wg.Wait()
 	p.cmd.Wait()
-	return late
+	var st struct {
+		HardDeadline *time.Time `json:"hard_deadline"`
+	}
+	b, err := os.ReadFile(statusPath)
+	check(err)
+	check(json.Unmarshal(b, &st))
+	if st.HardDeadline == nil {
+		fail("no hard_deadline in the status file")
+	}
+	return dead.Sub(*st.HardDeadline)
 }
 
 // waitChild returns the first child of ppid, once it has exec'd sh.
+// Children are listed per thread, under the thread that forked them.
 func waitChild(ppid int) int {
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", ppid, ppid))
-		if err != nil {
-			continue
+		files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", ppid))
+		var kids []string
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			kids = append(kids, strings.Fields(string(b))...)
 		}
-		if f := strings.Fields(string(b)); len(f) > 0 {
+		if f := kids; len(f) > 0 {
 			pid, _ := strconv.Atoi(f[0])
 			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 			if strings.TrimSpace(string(comm)) == "sh" {
