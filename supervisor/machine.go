@@ -157,7 +157,7 @@ func (m *Machine) Started(now time.Time, ready bool) []Action {
 
 // MarkReady records that the child answered its readiness check.
 func (m *Machine) MarkReady(now time.Time) []Action {
-	if m.phase != statusfile.Starting || m.shutdown {
+	if m.phase != statusfile.Starting || m.shutdown || m.done {
 		return nil
 	}
 	return m.setPhase(nil, statusfile.Ready)
@@ -224,7 +224,7 @@ func (m *Machine) begin(now time.Time, sig syscall.Signal) []Action {
 // ChildExited records the main child's wait status at now; treeEmpty says
 // whether wait4 found no other process left.
 func (m *Machine) ChildExited(now time.Time, ws unix.WaitStatus, treeEmpty bool) []Action {
-	if !m.alive {
+	if !m.alive || m.done {
 		return nil
 	}
 	m.alive, m.exitedAt = false, now
