@@ -32,6 +32,36 @@ type Config struct {
 	Readiness *Readiness
 	// TerminationLog is where the final summary goes ("" for nowhere).
 	TerminationLog string
+	// Signals, when set, were caught earlier with Catch (nil: Run catches).
+	Signals *Signals
+}
+
+// Signals are lfinit's caught signals, queued until the loop reads them.
+type Signals struct {
+	relayed chan os.Signal // every relayed signal, and SIGPIPE
+	chld    chan os.Signal // SIGCHLD: its own one-slot channel, so a storm of
+	// other signals can never crowd out a reap
+}
+
+// CaughtSignals wraps channels that already receive forward.Relayed plus
+// SIGPIPE (relayed) and SIGCHLD (child), caught before Run was called.
+func CaughtSignals(relayed, child chan os.Signal) *Signals {
+	return &Signals{relayed: relayed, chld: child}
+}
+
+// Catch installs lfinit's signal handlers. Call it as early as possible:
+// a Go PID 1 that has not caught SIGTERM yet exits 2 on it, and once
+// caught, a signal that arrives before the child starts is queued, then
+// handled as soon as it runs.
+func Catch() *Signals {
+	s := &Signals{relayed: make(chan os.Signal, 256), chld: make(chan os.Signal, 1)}
+	signal.Notify(s.chld, syscall.SIGCHLD)
+	notify := []os.Signal{syscall.SIGPIPE}
+	for _, sig := range forward.Relayed {
+		notify = append(notify, sig)
+	}
+	signal.Notify(s.relayed, notify...)
+	return s
 }
 
 // Observer is told what happens, from the loop's goroutine. Its methods
@@ -83,14 +113,10 @@ type runner struct {
 func Run(c Config) int {
 	// Signal handlers first, before any child exists: a signal that arrives
 	// while the child starts is queued, not lost or fatal.
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, syscall.SIGCHLD)
-	sigs := make(chan os.Signal, 256)
-	notify := []os.Signal{syscall.SIGPIPE}
-	for _, s := range forward.Relayed {
-		notify = append(notify, s)
+	if c.Signals == nil {
+		c.Signals = Catch()
 	}
-	signal.Notify(sigs, notify...)
+	sigs, chld := c.Signals.relayed, c.Signals.chld
 
 	now := time.Now()
 	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now}

@@ -33,8 +33,14 @@ func Spawn(argv, env []string, preserveFDs int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	files := []uintptr{0, 1, 2}
-	for fd := 3; fd < 3+preserveFDs; fd++ {
+	var files []uintptr
+	for fd := 0; fd < 3+preserveFDs; fd++ {
+		// A descriptor lfinit was started without stays closed in the
+		// child, rather than failing the exec with EBADF.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			files = append(files, ^uintptr(0))
+			continue
+		}
 		files = append(files, uintptr(fd))
 	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{

@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/light-fabric/lfinit/cmd/lfinit/internal/early"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/metrics"
 	"github.com/light-fabric/lfinit/reaper"
@@ -113,6 +114,7 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		Observers:      observers,
 		Readiness:      c.readiness(),
 		TerminationLog: termLog,
+		Signals:        supervisor.CaughtSignals(early.Relayed, early.Child),
 	})
 	if m != nil {
 		m.SetLive(false)

@@ -91,6 +91,8 @@ type run struct {
 	code   int
 	took   time.Duration
 	begun  time.Time
+	pidfd  int // lfinit's pidfd, once known: signals never hit a recycled pid
+	pid    int
 }
 
 // syncBuffer is a bytes.Buffer safe to read while lfinit writes to it.
@@ -123,6 +125,14 @@ func startSubreaper(t *testing.T, lfinitArgs ...string) *run {
 
 func start(t *testing.T, pid1 bool, lfinitArgs []string) *run {
 	t.Helper()
+	return startWith(t, pid1, lfinitArgs, nil)
+}
+
+// startWith starts lfinit with extra environment variables and, as PID 1,
+// an optional wrapper that runs first in the new namespace and then execs
+// lfinit (so lfinit is still PID 1).
+func startWith(t *testing.T, pid1 bool, lfinitArgs, env []string, wrapper ...string) *run {
+	t.Helper()
 	needRoot(t)
 	r := &run{t: t, dir: t.TempDir(), pid1: pid1, done: make(chan struct{})}
 	args := append([]string{}, lfinitArgs...)
@@ -130,10 +140,12 @@ func start(t *testing.T, pid1 bool, lfinitArgs []string) *run {
 		args[i] = strings.ReplaceAll(strings.ReplaceAll(a, "HELPER", helperBin), "DIR", r.dir)
 	}
 	if pid1 {
-		r.cmd = exec.Command("unshare", append([]string{"--pid", "--fork", "--mount-proc", lfinitBin}, args...)...)
+		prefix := append([]string{"--pid", "--fork", "--mount-proc"}, wrapper...)
+		r.cmd = exec.Command("unshare", append(append(prefix, lfinitBin), args...)...)
 	} else {
 		r.cmd = exec.Command(lfinitBin, args...)
 	}
+	r.cmd.Env = append(os.Environ(), env...)
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	r.begun = time.Now()
@@ -171,12 +183,15 @@ func (r *run) path(name string) string { return filepath.Join(r.dir, name) }
 
 // lfinitPid is lfinit's pid as the test sees it (unshare's child when PID 1).
 func (r *run) lfinitPid() int {
-	if !r.pid1 {
-		return r.cmd.Process.Pid
+	if r.pid > 0 {
+		return r.pid
 	}
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	if !r.pid1 {
+		return r.remember(r.cmd.Process.Pid)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		if kids := childrenOf(r.cmd.Process.Pid); len(kids) > 0 {
-			return kids[0]
+			return r.remember(kids[0])
 		}
 		select {
 		case <-r.done:
@@ -187,16 +202,32 @@ func (r *run) lfinitPid() int {
 	return 0
 }
 
+// remember pins pid with a pidfd, so later signals reach this process or
+// nothing.
+func (r *run) remember(pid int) int {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return 0
+	}
+	r.pid, r.pidfd = pid, fd
+	r.t.Cleanup(func() { unix.Close(fd) })
+	return pid
+}
+
 // signal sends sig to lfinit.
 func (r *run) signal(sig syscall.Signal) {
 	r.t.Helper()
-	pid := r.lfinitPid()
-	if pid <= 1 {
-		r.t.Fatalf("no lfinit pid to signal")
+	if err := r.trySignal(sig); err != nil {
+		r.t.Fatalf("signal %v to lfinit: %v", sig, err)
 	}
-	if err := syscall.Kill(pid, sig); err != nil {
-		r.t.Fatalf("kill %d %v: %v", pid, sig, err)
+}
+
+// trySignal sends sig to lfinit, which may have exited already.
+func (r *run) trySignal(sig syscall.Signal) error {
+	if r.lfinitPid() <= 1 {
+		return fmt.Errorf("no lfinit pid")
 	}
+	return unix.PidfdSendSignal(r.pidfd, sig, nil, 0)
 }
 
 // wait waits for lfinit to exit and returns its exit code.

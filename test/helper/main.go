@@ -59,6 +59,7 @@ type config struct {
 	stderr           string
 	listen           string
 	listenAfter      time.Duration
+	setsid           bool
 }
 
 // errUsage means the flag package has already printed the error and usage.
@@ -84,6 +85,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.readyFile, "ready-file", "", "write \"ready\" to `file` once setup is done")
 	fs.StringVar(&c.print, "print", "", "print `text` to stdout at start")
 	fs.StringVar(&c.stderr, "stderr", "", "print `text` to stderr at start")
+	fs.BoolVar(&c.setsid, "setsid", false, "start a session (and process group) of its own first")
 	fs.StringVar(&c.listen, "listen", "", "serve HTTP 200 on `addr` (a service that becomes ready)")
 	fs.DurationVar(&c.listenAfter, "listen-after", 0, "start listening only after this delay (slow startup)")
 	fs.StringVar(&c.mode, "mode", modeMain, "internal: re-exec mode")
@@ -374,6 +376,11 @@ func runMain(c *config, rec *recorder) {
 	}
 	// Catch signals before anything else, so none sent during setup kills us unrecorded.
 	handleSignals(rec, "", dieSet(dieOn, ignore), c.dieDelay)
+	if c.setsid {
+		if _, err := syscall.Setsid(); err != nil {
+			fatalf(rec, "-setsid: %v", err)
+		}
+	}
 
 	pid, pgid, ppid, sid := ids()
 	rec.printf("start pid=%d pgid=%d ppid=%d sid=%d", pid, pgid, ppid, sid)
@@ -389,8 +396,14 @@ func runMain(c *config, rec *recorder) {
 		fmt.Fprintln(os.Stderr, c.stderr)
 	}
 
+	// In batches: an intermediate's dead children stay its zombies until it
+	// exits, so one intermediate making 50,000 would exhaust the pid space
+	// before init ever sees them.
+	for left := c.orphans; left > 0; left -= orphanBatch {
+		n := min(left, orphanBatch)
+		runIntermediate(rec, reexecArgs(modeOrphanParent, c.record, "-n", strconv.Itoa(n)))
+	}
 	if c.orphans > 0 {
-		runIntermediate(rec, reexecArgs(modeOrphanParent, c.record, "-n", strconv.Itoa(c.orphans)))
 		rec.printf("orphans-done %d", c.orphans)
 	}
 	if c.daemon != "" {
@@ -449,6 +462,9 @@ func serveHTTP(rec *recorder, addr string) {
 	}))
 }
 
+// orphanBatch is how many orphans one intermediate process leaves behind.
+const orphanBatch = 2000
+
 // runIntermediate runs the helper in another mode as a direct child and waits for it to exit.
 func runIntermediate(rec *recorder, args []string) {
 	cmd := exec.Command(self(rec), args...)
@@ -498,13 +514,14 @@ func notifyReady(fd int) {
 func runOrphanParent(c *config, rec *recorder) {
 	// Plain ForkExec of tiny binaries, since re-execing Go thousands of times is too slow.
 	files := devNullFiles()
+	env := os.Environ() // passed on, so tests can find every descendant by a marker variable
 	trueBin, sleepBin := findBin("true"), findBin("sleep")
 	for i := range c.n {
 		argv := []string{trueBin}
 		if i%2 == 1 {
 			argv = []string{sleepBin, "0.2"}
 		}
-		if _, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{Files: files}); err != nil {
+		if _, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{Files: files, Env: env}); err != nil {
 			fatalf(rec, "orphan %d: %v", i, err)
 		}
 	}
@@ -573,7 +590,7 @@ func runForkloop(c *config, rec *recorder) {
 	argv := []string{sleepBin, "1"}
 	for {
 		// Errors (e.g. EAGAIN at a pid limit) are expected under stress; just try again.
-		_, _ = syscall.ForkExec(sleepBin, argv, &syscall.ProcAttr{Files: files})
+		_, _ = syscall.ForkExec(sleepBin, argv, &syscall.ProcAttr{Files: files, Env: os.Environ()})
 		time.Sleep(time.Millisecond)
 	}
 }
