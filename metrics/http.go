@@ -33,7 +33,7 @@ type router struct {
 
 func (m *Metrics) newHandler() http.Handler {
 	return &router{
-		metrics: promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}),
+		metrics: oneAtATime(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})),
 		readyz:  probe(&m.ready, bodyNotReady),
 		livez:   probe(&m.live, bodyNotLive),
 	}
@@ -59,6 +59,23 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.ServeHTTP(w, r)
+}
+
+// oneAtATime serves one scrape at a time; the others wait their turn (or
+// give up with their request). A scrape costs CPU (the collectors read
+// /proc and the runtime); serialising them leaves lfinit's other core to
+// the loop that forwards signals and kills at the deadline, however hard
+// the port is hammered.
+func oneAtATime(h http.Handler) http.Handler {
+	turn := make(chan struct{}, 1)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case turn <- struct{}{}:
+			defer func() { <-turn }()
+			h.ServeHTTP(w, r)
+		case <-r.Context().Done():
+		}
+	})
 }
 
 // probe answers 200 "ok" while flag is set, else 503 with down. It reads

@@ -7,7 +7,7 @@
 //     SIGTERM is dead, seen through a pidfd, while /metrics is scraped in
 //     a tight loop.
 //
-// Usage: go run ./bench/observe [-flips 200] [-deadlines 30]
+// Usage: go run ./bench/observe [-flips 200] [-deadlines 30] [-scrapers 4] [-slow 500]
 package main
 
 import (
@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,6 +36,7 @@ func main() {
 	flips := flag.Int("flips", 200, "readiness-flip runs")
 	deadlines := flag.Int("deadlines", 30, "deadline-accuracy runs")
 	scrapers := flag.Int("scrapers", 4, "goroutines scraping /metrics during the deadline runs")
+	slow := flag.Int("slow", 0, "connections held open on the metrics port during the deadline runs, half of them sending headers that never end")
 	flag.Parse()
 
 	dir, err := os.MkdirTemp("", "lfinit-bench-")
@@ -52,11 +54,11 @@ func main() {
 	}
 	var late []time.Duration
 	for range *deadlines {
-		late = append(late, deadlineLateness(bin, dir, *scrapers))
+		late = append(late, deadlineLateness(bin, dir, *scrapers, *slow))
 	}
 	fmt.Printf("| measurement | runs | p50 | p90 | p99 | max |\n|---|---|---|---|---|---|\n")
 	row("SIGTERM → /readyz 503", flipLat)
-	row(fmt.Sprintf("hard deadline → child dead, metrics on, %d scrapers", *scrapers), late)
+	row(fmt.Sprintf("hard deadline → child dead, metrics on, %d scrapers, %d held connections", *scrapers, *slow), late)
 }
 
 // lfinitProc is one lfinit started for a measurement.
@@ -137,7 +139,7 @@ func readyFlip(bin string) time.Duration {
 // deadlineLateness measures how late after the hard deadline lfinit
 // published in its status file the child (which ignores SIGTERM) is dead,
 // seen through a pidfd.
-func deadlineLateness(bin, dir string, scrapers int) time.Duration {
+func deadlineLateness(bin, dir string, scrapers, slow int) time.Duration {
 	const grace, floor = 300 * time.Millisecond, 100 * time.Millisecond
 	statusPath := filepath.Join(dir, "status.json")
 	p := start(bin, "--metrics-addr", "127.0.0.1:0", "--status-file", statusPath, "--grace", grace.String(), "--floor", floor.String(),
@@ -147,6 +149,14 @@ func deadlineLateness(bin, dir string, scrapers int) time.Duration {
 	check(err)
 	defer unix.Close(pidfd)
 
+	for i := range slow {
+		c, err := net.Dial("tcp", p.addr)
+		check(err)
+		defer c.Close()
+		if i%2 == 0 {
+			c.Write([]byte("GET /metrics HTTP/1.1\r\nHost: x\r\n"))
+		}
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range scrapers {
@@ -216,6 +226,9 @@ func waitChild(ppid int) int {
 }
 
 func row(name string, d []time.Duration) {
+	if len(d) == 0 {
+		return
+	}
 	slices.Sort(d)
 	q := func(p float64) string { return fmtDur(d[min(len(d)-1, int(p*float64(len(d))))]) }
 	fmt.Printf("| %s | %d | %s | %s | %s | %s |\n", name, len(d), q(0.5), q(0.9), q(0.99), fmtDur(d[len(d)-1]))
