@@ -467,11 +467,22 @@ func TestSurvivesBrokenStderr(t *testing.T) {
 
 func TestSubreaperModeKillsOnlyItsOwnTree(t *testing.T) {
 	t.Parallel()
-	outsider := exec.Command("sleep", "60")
-	if err := outsider.Start(); err != nil {
-		t.Fatal(err)
+	needRoot(t)
+	// Outsiders that record every signal: one in the test's own process
+	// group (lfinit's parent's group), one in a session of its own.
+	dir := t.TempDir()
+	var outsiders []*exec.Cmd
+	for i, args := range [][]string{{}, {"-setsid"}} {
+		o := exec.Command(helperBin, append(args, "-record", fmt.Sprintf("%s/outsider%d.rec", dir, i), "-die-on", "", "-ready-file", fmt.Sprintf("%s/outsider%d.ready", dir, i))...)
+		if err := o.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { o.Process.Kill(); o.Wait() }()
+		outsiders = append(outsiders, o)
+		waitFor(t, 5*time.Second, "outsider ready", func() bool { _, err := os.Stat(fmt.Sprintf("%s/outsider%d.ready", dir, i)); return err == nil })
 	}
-	defer func() { outsider.Process.Kill(); outsider.Wait() }()
+	// Every kill path: group relay, stop and deadline signals to the group,
+	// SIGTERM to leftovers, SIGKILL of the tree.
 	r := startSubreaper(t, "--grace", "500ms", "--floor", "300ms", "--forward-to", "group", "HELPER", "-record", "DIR/rec", "-ignore", "15",
 		"-daemon", "DIR/daemon.pid", "-daemon-ignore-term", "-children", "1", "-children-ignore-term", "-ready-file", "DIR/ready")
 	r.waitFile("ready")
@@ -479,6 +490,8 @@ func TestSubreaperModeKillsOnlyItsOwnTree(t *testing.T) {
 	if !alive(daemon) {
 		t.Fatal("daemon not running")
 	}
+	r.signal(syscall.SIGUSR1)
+	recorded(t, r.path("rec"), "child-signal", int(syscall.SIGUSR1))
 	r.signal(syscall.SIGTERM)
 	if got := r.wait(10 * time.Second); got != 1 {
 		t.Fatalf("exit %d, want 1", got)
@@ -486,8 +499,13 @@ func TestSubreaperModeKillsOnlyItsOwnTree(t *testing.T) {
 	if alive(daemon) {
 		t.Fatalf("the setsid daemon %d outlived lfinit", daemon)
 	}
-	if !alive(outsider.Process.Pid) {
-		t.Fatal("a process outside lfinit's tree was killed")
+	for i, o := range outsiders {
+		if !alive(o.Process.Pid) {
+			t.Fatalf("outsider %d was killed", i)
+		}
+		if got := signals(readRecord(t, fmt.Sprintf("%s/outsider%d.rec", dir, i)), "signal"); len(got) != 0 {
+			t.Fatalf("outsider %d outside lfinit's tree received %v", i, got)
+		}
 	}
 	if !strings.Contains(r.stderr.String(), "pid1=false") {
 		t.Fatal("lfinit thought it was PID 1")
