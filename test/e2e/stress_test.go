@@ -320,8 +320,6 @@ func TestShutdownDuringStartup(t *testing.T) {
 	}
 }
 
-
-
 func TestDescriptorCountStaysFlat(t *testing.T) {
 	t.Parallel()
 	r := startSubreaper(t, "--metrics-addr", "127.0.0.1:0", "--status-file", "DIR/status.json", "HELPER", "-ready-file", "DIR/ready")
