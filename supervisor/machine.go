@@ -214,11 +214,14 @@ func (m *Machine) begin(now time.Time, sig syscall.Signal) []Action {
 	}
 	ready := m.phase == statusfile.Ready
 	m.tl = budget.Start(m.opt.Budget, now, ready)
-	next := statusfile.Quiescing
-	if !ready {
-		next = statusfile.AbortingStartup
+	switch {
+	case !ready:
+		return m.advance(now, m.setPhase(nil, statusfile.AbortingStartup))
+	case m.tl.StopAt.After(now):
+		return m.advance(now, m.setPhase(nil, statusfile.Quiescing))
 	}
-	return m.advance(now, m.setPhase(nil, next))
+	// No drain delay: the quiesce is empty, so it is not announced.
+	return m.advance(now, nil)
 }
 
 // ChildExited records the main child's wait status at now; treeEmpty says
@@ -303,7 +306,7 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 		if !m.stopSent && !now.Before(m.tl.StopAt) {
 			m.stopSent = true
 			acts = append(acts, Action{Kind: ActForward, Signal: m.stopSig, Why: "stop"})
-			if m.phase == statusfile.Quiescing {
+			if m.phase == statusfile.Quiescing || m.phase == statusfile.Ready {
 				acts = m.setPhase(acts, statusfile.Draining)
 			}
 		}

@@ -122,7 +122,7 @@ func TestExitMapRemapsTheChildsCode(t *testing.T) {
 func TestChildThatIgnoresTermIsKilledAtTheHardDeadline(t *testing.T) {
 	m := newMachine(2*s, 250*ms, 0)
 	m.Started(t0, true)
-	expect(t, "TERM", m.Signal(t0, syscall.SIGTERM), "phase:quiescing stop:SIGTERM phase:draining")
+	expect(t, "TERM", m.Signal(t0, syscall.SIGTERM), "stop:SIGTERM phase:draining")
 	expectNext(t, m, at(2*s))
 	expect(t, "grace", m.Tick(at(2*s)), "deadline:SIGTERM")
 	expectNext(t, m, at(2250*ms))
@@ -167,7 +167,7 @@ func TestSecondSignalWhileDrainingSendsDeadlineSignalAndShortens(t *testing.T) {
 func TestStopAndDeadlineSignalRewrites(t *testing.T) {
 	m := NewMachine(Options{Budget: budget.Config{Grace: 2 * s, Floor: s}, StopSignal: syscall.SIGQUIT, DeadlineSignal: syscall.SIGUSR2})
 	m.Started(t0, true)
-	expect(t, "TERM", m.Signal(t0, syscall.SIGTERM), "phase:quiescing stop:SIGQUIT phase:draining")
+	expect(t, "TERM", m.Signal(t0, syscall.SIGTERM), "stop:SIGQUIT phase:draining")
 	expect(t, "grace", m.Tick(at(2*s)), "deadline:SIGUSR2")
 }
 
@@ -183,7 +183,7 @@ func TestCustomShutdownSignals(t *testing.T) {
 	m := NewMachine(Options{Budget: budget.Default(), ShutdownSignals: []syscall.Signal{syscall.SIGQUIT}})
 	m.Started(t0, true)
 	expect(t, "TERM is relayed", m.Signal(t0, syscall.SIGTERM), "relay:SIGTERM")
-	expect(t, "QUIT shuts down", m.Signal(t0, syscall.SIGQUIT), "phase:quiescing stop:SIGQUIT phase:draining")
+	expect(t, "QUIT shuts down", m.Signal(t0, syscall.SIGQUIT), "stop:SIGQUIT phase:draining")
 }
 
 func TestStartupAbortGetsTheFloorOnly(t *testing.T) {
@@ -210,7 +210,7 @@ func TestReadyAfterStarting(t *testing.T) {
 	m.Started(t0, false)
 	expect(t, "ready", m.MarkReady(at(s)), "phase:ready")
 	expect(t, "ready twice", m.MarkReady(at(s)), "")
-	expect(t, "TERM", m.Signal(at(2*s), syscall.SIGTERM), "phase:quiescing stop:SIGTERM phase:draining")
+	expect(t, "TERM", m.Signal(at(2*s), syscall.SIGTERM), "stop:SIGTERM phase:draining")
 }
 
 func TestLeftoversAfterTheChildExitedAreTermedThenKilled(t *testing.T) {

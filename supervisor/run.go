@@ -143,8 +143,9 @@ func Run(c Config) int {
 	if err := forward.IgnoreUnrelayable(); err != nil {
 		c.Log.Warn("cannot ignore SIGRTMIN and signal 32; they would kill lfinit when it is not PID 1", "err", err)
 	}
-	c.Log.Info("started", "pid", pid, "cmd", c.Argv[0], "pid1", c.PID1, "grace", c.Budget.Grace,
-		"floor", c.Budget.Floor, "drain_delay", c.Budget.DrainDelay, "forward_to", c.Target.String())
+	// Durations as strings, so text and JSON logs read the same.
+	c.Log.Info("started", "pid", pid, "cmd", c.Argv[0], "pid1", c.PID1, "grace", c.Budget.Grace.String(),
+		"floor", c.Budget.Floor.String(), "drain_delay", c.Budget.DrainDelay.String(), "forward_to", c.Target.String())
 	var ready <-chan struct{}
 	var stopProbe func()
 	if c.Readiness != nil {

@@ -324,10 +324,16 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 	return err
 }
 
+// errHelp is a subcommand's --help: print its usage, exit 0.
+var errHelp = errors.New("help requested")
+
 // parseFlags parses a subcommand's flags and variables.
 func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
 		msg := strings.Replace(err.Error(), "flag -", "--", 1)
 		return usagef("%s", strings.Replace(msg, "not defined: -", "not defined: --", 1))
 	}

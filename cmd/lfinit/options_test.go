@@ -161,3 +161,23 @@ func TestHelpListsEveryVariable(t *testing.T) {
 		t.Errorf("--help: %v", err)
 	}
 }
+
+func TestSubcommandHelpAndUsageErrors(t *testing.T) {
+	for _, name := range []string{"status", "probe", "budget"} {
+		var out, errOut strings.Builder
+		args := []string{"--help"}
+		if name == "probe" {
+			args = []string{"ready", "--help"}
+		}
+		if code := runSubcommand(name, args, noEnv, &out, &errOut); code != 0 || !strings.HasPrefix(out.String(), "usage: lfinit "+name) {
+			t.Errorf("%s --help: exit %d, %q %q", name, code, out.String(), errOut.String())
+		}
+		if code := runSubcommand(name, []string{"--bogus"}, noEnv, &out, &errOut); code != 2 {
+			t.Errorf("%s --bogus: exit %d, want 2", name, code)
+		}
+	}
+	var out, errOut strings.Builder
+	if code := runSubcommand("status", nil, noEnv, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "LFINIT_STATUS_FILE") {
+		t.Errorf("status without a file: exit %d, %q", code, errOut.String())
+	}
+}

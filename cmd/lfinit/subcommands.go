@@ -22,11 +22,21 @@ var subcommands = map[string]func(args []string, getenv func(string) string, std
 	"budget": budgetCmd,
 }
 
+// subcommandUsage is each subcommand's synopsis, for its --help.
+var subcommandUsage = map[string]string{
+	"status": "lfinit status [--status-file PATH] [--json]   (LFINIT_STATUS_FILE)",
+	"probe":  "lfinit probe ready|live [--status-file PATH]   (exit 0 when ready/live, 1 when not)",
+	"budget": "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D]",
+}
+
 // runSubcommand runs a subcommand and maps a usage error to exit 2.
 func runSubcommand(name string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	code, err := subcommands[name](args, getenv, stdout)
 	var ue *usageError
 	switch {
+	case errors.Is(err, errHelp):
+		fmt.Fprintf(stdout, "usage: %s\n", subcommandUsage[name])
+		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "lfinit %s: %s (see lfinit --help)\n", name, ue.msg)
 		return 2
