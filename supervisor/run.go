@@ -105,7 +105,8 @@ type runner struct {
 	phaseSince time.Time
 	killed     []reaper.Proc
 	nreaped    int
-	dirty      bool // publish a status after this batch of actions
+	dirty      bool    // publish a status after this batch of actions
+	sendErrs   []error // what sendNow's deliveries returned, for apply
 }
 
 // Run starts the child and supervises it until lfinit must exit; it returns
@@ -159,6 +160,7 @@ func Run(c Config) int {
 	if code, done := r.apply(r.reap()); done {
 		return code
 	}
+	dropStartupPages()
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -212,6 +214,9 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 	}
 	now := time.Now()
 	acts := r.m.Signal(now, sig)
+	// Deliver before the bookkeeping: formatting the log line and waking
+	// the log writer take tens of microseconds a forward must not wait for.
+	r.sendNow(acts)
 	name := forward.Name(sig)
 	for _, o := range r.Observers {
 		o.SignalReceived(name)
@@ -254,12 +259,16 @@ func (r *runner) reap() []Action {
 
 // apply carries out actions in order; it reports the exit code when done.
 func (r *runner) apply(acts []Action) (int, bool) {
+	sent := 0
 	for _, a := range acts {
 		switch a.Kind {
 		case ActPhase:
 			r.phase(a.Phase)
 		case ActForward:
-			r.forward(a)
+			r.report(a, r.deliver(a))
+		case actSent:
+			r.report(a, r.sendErrs[sent])
+			sent++
 		case ActTermTree:
 			n := len(reaper.SignalTree(r.PID1, syscall.SIGTERM, func() {}))
 			r.Log.Info("terminating leftovers of the child", "signal", "SIGTERM", "processes", n)
@@ -297,12 +306,41 @@ func (r *runner) phase(p Phase) {
 	r.Log.Info("phase", attrs...)
 }
 
-func (r *runner) forward(a Action) {
+// actSent marks an ActForward that sendNow has already delivered: apply
+// only reports it.
+const actSent Kind = -1
+
+// errChildGone is deliver's answer once the child is reaped: its pid may
+// have been recycled, so nothing is sent and nothing is reported.
+var errChildGone = errors.New("the child is reaped")
+
+// sendNow delivers the forwards among acts at once, in order, and marks
+// them sent; their errors wait in r.sendErrs for apply to report.
+func (r *runner) sendNow(acts []Action) {
+	r.sendErrs = r.sendErrs[:0]
+	for i := range acts {
+		if acts[i].Kind == ActForward {
+			acts[i].Kind = actSent
+			r.sendErrs = append(r.sendErrs, r.deliver(acts[i]))
+		}
+	}
+}
+
+// deliver sends a forwarded signal to the child, or its group.
+func (r *runner) deliver(a Action) error {
 	if r.reaped {
+		return errChildGone
+	}
+	return forward.Deliver(r.child, r.Target, a.Signal)
+}
+
+// report logs and counts a forward that deliver carried out.
+func (r *runner) report(a Action, err error) {
+	if errors.Is(err, errChildGone) {
 		return
 	}
 	name := forward.Name(a.Signal)
-	if err := forward.Deliver(r.child, r.Target, a.Signal); err != nil {
+	if err != nil {
 		r.Log.Warn("cannot forward signal", "signal", name, "pid", r.child, "err", err)
 		return
 	}

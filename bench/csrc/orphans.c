@@ -1,6 +1,8 @@
-/* orphans N FIFO [CGROUP_PROCS]: leaves N orphans to the init, all of them
- * blocked on one FIFO, so that the benchmark releases them at the same
- * instant by closing its end.
+/* orphans N FIFO [CGROUP_PROCS [DONE_FIFO]]: leaves N orphans to the init,
+ * all of them blocked on one FIFO, so that the benchmark releases them at
+ * the same instant by closing its end. With DONE_FIFO each orphan writes
+ * one byte there just before it exits, so the benchmark can tell when all
+ * of them are zombies (CGROUP_PROCS may be "-" for none).
  *
  * The process itself stays alive (most inits exit with their main child):
  * it forks a middle process that moves itself into CGROUP_PROCS (so the
@@ -28,7 +30,7 @@ int main(int argc, char **argv)
 	if (mid < 0)
 		return 1;
 	if (mid == 0) {
-		if (argc > 3) {
+		if (argc > 3 && strcmp(argv[3], "-") != 0) {
 			int cg = open(argv[3], O_WRONLY);
 			if (cg < 0 || write(cg, "0", 1) != 1)
 				_exit(4);
@@ -37,6 +39,9 @@ int main(int argc, char **argv)
 		int fd = open(argv[2], O_RDONLY);
 		if (fd < 0)
 			_exit(5);
+		int done = -1;
+		if (argc > 4 && (done = open(argv[4], O_WRONLY)) < 0)
+			_exit(7);
 		for (long i = 0; i < n; i++) {
 			pid_t p = fork();
 			if (p < 0)
@@ -46,6 +51,8 @@ int main(int argc, char **argv)
 				/* Blocks until the benchmark closes the last writer. */
 				while (read(fd, &c, 1) > 0)
 					;
+				if (done >= 0 && write(done, "x", 1) != 1)
+					_exit(8);
 				_exit(0);
 			}
 		}

@@ -103,6 +103,8 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		})
 		observers = append(observers, supervisor.StatusFunc(publisher.Publish))
 	}
+	// Handlers for every relayed signal are in place before the child starts.
+	<-early.Done
 	code := supervisor.Run(supervisor.Config{
 		Options:        c.opts,
 		Argv:           c.argv,

@@ -12,6 +12,7 @@ package early
 import (
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 )
 
@@ -32,11 +33,36 @@ var (
 	Child   = make(chan os.Signal, 1)
 )
 
+// Done is closed once every signal of Caught is caught.
+var Done = make(chan struct{})
+
+// urgent are the signals whose Go default would end or stop lfinit before
+// they are caught: HUP, INT and TERM (exit 2), QUIT, ABRT and STKFLT (exit
+// with a dump), PIPE (exit on a write to a broken stderr), TSTP, TTIN and
+// TTOU (stop). The runtime catches and drops every other one until then.
+var urgent = []syscall.Signal{1, 2, 3, 6, 13, 15, 16, 20, 21, 22}
+
 func init() {
-	signal.Notify(Child, syscall.SIGCHLD)
-	sigs := []os.Signal{syscall.SIGPIPE}
-	for _, s := range Caught {
-		sigs = append(sigs, s)
-	}
-	signal.Notify(Relayed, sigs...)
+	// Each signal caught costs the runtime a round trip to the thread that
+	// keeps its signal mask, and during package initialisation the main
+	// goroutine is locked to the main thread, which makes every round trip
+	// a handoff between two locked threads: catching all of them here, in
+	// line, adds about 1.4ms to the start (700 context switches instead of
+	// 250). A goroutine catches them instead, the urgent ones first, while
+	// the other packages initialise.
+	go func() {
+		defer close(Done)
+		signal.Notify(Child, syscall.SIGCHLD)
+		var now []os.Signal
+		for _, s := range urgent {
+			now = append(now, s)
+		}
+		signal.Notify(Relayed, now...)
+		for _, s := range Caught {
+			if !slices.Contains(urgent, s) {
+				// One at a time: a delivery waits for the lock Notify holds.
+				signal.Notify(Relayed, s)
+			}
+		}
+	}()
 }

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The measurements only lfinit has: how late the hard deadline's SIGKILL
+// lands, and how fast /readyz turns 503. Same approach as bench/observe,
+// but with lfinit as a real PID 1.
+
+var addrRE = regexp.MustCompile(`serving metrics and probes.* addr=(\S+)`)
+
+// client keeps its loopback connection alive, so a probe costs one round trip.
+var client = &http.Client{Timeout: 2 * time.Second}
+
+func get(url string) int {
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// metricsAddr waits for lfinit's "serving metrics and probes" log line.
+func metricsAddr(in *instance) (string, error) {
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case l := <-in.stderr:
+			if m := addrRE.FindStringSubmatch(l); m != nil {
+				return m[1], nil
+			}
+		case <-timeout:
+			return "", errors.New("lfinit did not log its metrics address")
+		}
+	}
+}
+
+// benchDeadline measures, runs times, how late after the hard_deadline
+// lfinit published the child (which ignores SIGTERM) is dead, as seen
+// through a pidfd, in ms. With scrapers > 0, metrics are on and that many
+// goroutines scrape /metrics in a tight loop meanwhile.
+func benchDeadline(lfinitBin, pauseBin, dir string, runs, scrapers int) (sample, error) {
+	var res sample
+	for range runs {
+		late, err := deadlineOnce(lfinitBin, pauseBin, dir, scrapers)
+		if err != nil {
+			return res, err
+		}
+		res = append(res, late)
+	}
+	return res, nil
+}
+
+// deadlineOnce is one run of benchDeadline.
+func deadlineOnce(lfinitBin, pauseBin, dir string, scrapers int) (float64, error) {
+	statusPath := filepath.Join(dir, "status.json")
+	os.Remove(statusPath)
+	prefix := []string{lfinitBin, "--status-file", statusPath, "--grace", "100ms", "--floor", "50ms"}
+	if scrapers > 0 {
+		prefix = append(prefix, "--metrics-addr", "127.0.0.1:0")
+	}
+	prefix = append(prefix, "--")
+	in, err := start(prefix, []string{pauseBin, "-i"}, startOpts{stderrLines: scrapers > 0})
+	if err != nil {
+		return 0, err
+	}
+	defer in.stop()
+	addr := ""
+	if scrapers > 0 {
+		if addr, err = metricsAddr(in); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := in.expect("ready", 5*time.Second); err != nil {
+		return 0, err
+	}
+	kids := children(in.pid)
+	if len(kids) == 0 {
+		return 0, errors.New("lfinit's child is not there")
+	}
+	childfd, err := unix.PidfdOpen(kids[0], 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(childfd)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range scrapers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					get("http://" + addr + "/metrics")
+				}
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // let the scrapers get going
+	err = in.signal(syscall.SIGTERM)
+	if err == nil {
+		err = waitPidfd(childfd, 5*time.Second)
+	}
+	dead := time.Now()
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		return 0, err
+	}
+	if err := in.finish(); err != nil {
+		return 0, err
+	}
+	var st struct {
+		HardDeadline *time.Time `json:"hard_deadline"`
+	}
+	b, err := os.ReadFile(statusPath)
+	if err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil || st.HardDeadline == nil {
+		return 0, fmt.Errorf("no hard_deadline in the status file (%v)", err)
+	}
+	return float64(dead.Sub(*st.HardDeadline)) / 1e6, nil
+}
+
+// benchFlip measures kill(SIGTERM) to the first 503 from /readyz (ms; an
+// upper bound: the arrival of that answer), and the round trip of one
+// /readyz request on the same connection (ms), which bounds how finely
+// the flip can be seen.
+func benchFlip(lfinitBin, pauseBin string, runs int) (flip, rtt sample, err error) {
+	for range runs {
+		f, r, err := flipOnce(lfinitBin, pauseBin)
+		if err != nil {
+			return flip, rtt, err
+		}
+		flip = append(flip, f)
+		rtt = append(rtt, r)
+	}
+	return flip, rtt, nil
+}
+
+// flipOnce is one run of benchFlip.
+func flipOnce(lfinitBin, pauseBin string) (float64, float64, error) {
+	prefix := []string{lfinitBin, "--metrics-addr", "127.0.0.1:0", "--drain-delay", "2s", "--grace", "5s", "--"}
+	in, err := start(prefix, []string{pauseBin}, startOpts{stderrLines: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer in.stop()
+	addr, err := metricsAddr(in)
+	if err != nil {
+		return 0, 0, err
+	}
+	url := "http://" + addr + "/readyz"
+	for deadline := time.Now().Add(5 * time.Second); get(url) != 200; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return 0, 0, errors.New("lfinit never became ready")
+		}
+	}
+	var rtts sample
+	for range 5 {
+		t := time.Now()
+		get(url)
+		rtts = append(rtts, float64(time.Since(t))/1e6)
+	}
+	sleep(10 * time.Millisecond)
+	sent := time.Now()
+	if err := in.signal(syscall.SIGTERM); err != nil {
+		return 0, 0, err
+	}
+	var lat time.Duration
+	for {
+		if get(url) == 503 {
+			lat = time.Since(sent)
+			break
+		}
+		if time.Since(sent) > 5*time.Second {
+			return 0, 0, errors.New("/readyz never answered 503")
+		}
+	}
+	// A second SIGTERM forwards the stop signal at once: the child dies.
+	in.signal(syscall.SIGTERM)
+	return float64(lat) / 1e6, rtts.q(0.5), in.finish()
+}

@@ -1,0 +1,366 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Names of the contenders that are not inits under test.
+const (
+	plainName         = "plain /bin/true"
+	lfinitMetricsName = "lfinit --metrics-addr 127.0.0.1:0"
+	goFloorName       = "Go floor (select{} + signal.Notify)"
+	goInitName        = "Go floor init (bench/gofloor)"
+)
+
+// The issue's targets.
+const (
+	fwdP99Target      = 500.0 // µs added
+	startupRatio      = 1.25  // × the best anchor's added overhead
+	cpuPerOrphan      = 4.0   // µs
+	rssRatioToGo      = 1.3   // × the Go floor
+	rssMetricsMiB     = 10.0
+	deadlineP99Target = 2.0 // ms
+	flipP99Target     = 1.0 // ms
+	sizeTargetMiB     = 9.0
+)
+
+// report gathers the results of one run and renders them.
+type report struct {
+	cfg       config
+	inits     []initSpec
+	missing   []string
+	cmd       string
+	tags      string
+	started   time.Time
+	took      time.Duration
+	loadStart string
+	loadEnd   string
+
+	sizes       []sizeRow
+	startup     map[string]sample
+	forward     forwardResult
+	shutdown    map[string]sample
+	reap        []reapRun
+	idle        idleResult
+	idleCands   []cand
+	deadlineOff sample
+	deadlineOn  sample
+	flip        sample
+	flipRTT     sample
+}
+
+// summaryRow is one line of the summary: lfinit's figure, the best
+// anchor's, their ratio, the target and whether it is met.
+type summaryRow struct {
+	what, lfinit, best, ratio, target, verdict string
+}
+
+func (r *report) String() string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("## Benchmark: lfinit against tini, dumb-init and catatonit\n\n")
+	w("Command: `%s` (as root; %s).\n", r.cmd, r.took.Round(time.Second))
+	w("Machine: %s, %d CPUs, Linux %s, %s; load average %s at the start, %s at the end. %s.\n",
+		cpuModel(), runtime.NumCPU(), kernel(), goVersion(), r.loadStart, r.loadEnd, r.started.UTC().Format("2006-01-02"))
+	w("Anchors: %s.", anchorVersions())
+	if len(r.missing) > 0 {
+		w(" Not installed, left out: %s.", strings.Join(r.missing, ", "))
+	}
+	w("\n\nEvery init runs as PID 1 of a fresh PID namespace (`unshare --pid --fork --mount-proc INIT CHILD`); ")
+	w("each round runs every contender once in a new random order, so all share the same noise. ")
+	w("\"Added\" is a quantile minus the same quantile of the floor (the same child without an init). ")
+	w("Ratios are lfinit's figure over the best anchor's in this run.\n\n")
+
+	var sum []summaryRow
+	var details strings.Builder
+
+	if r.startup != nil {
+		sum = append(sum, r.latencySection(&details, "Startup + exit: `INIT /bin/true`", "ms", 3, r.startup, plainName,
+			"startup+exit overhead added, p50", func(l, best float64) (string, bool) {
+				return fmt.Sprintf("≤ %.2f× best anchor", startupRatio), l <= startupRatio*best
+			})...)
+	}
+	if r.forward.term != nil {
+		rows := r.latencySection(&details, "Signal forwarding: kill(SIGTERM) to PID 1 → the child's sigwaitinfo returns", "µs", 1, r.forward.term, floorName,
+			"forwarding latency added (SIGTERM), p50", func(l, best float64) (string, bool) { return "≤ best anchor", l <= best })
+		sum = append(sum, rows...)
+		if lf, ok := r.forward.term["lfinit"]; ok {
+			p99 := lf.dist().minus(r.forward.term[floorName].dist()).p99
+			sum = append(sum, summaryRow{"forwarding latency added (SIGTERM), p99", us(p99), "", "", fmt.Sprintf("< %.0f µs", fwdP99Target), verdict(p99 < fwdP99Target, true)})
+		}
+		r.latencySection(&details, "Signal relay: kill(SIGUSR1) to PID 1 → the child's sigwaitinfo returns (not a shutdown signal)", "µs", 1, r.forward.relay, floorName, "", nil)
+	}
+	if r.shutdown != nil {
+		sum = append(sum, r.latencySection(&details, "Shutdown: kill(SIGTERM) to PID 1 → PID 1 has exited (child dies of SIGTERM; floor: the child as PID 1, exiting on SIGTERM)", "µs", 1, r.shutdown, floorName,
+			"shutdown latency added, p50", func(l, best float64) (string, bool) { return "≤ best anchor", l <= best })...)
+	}
+	maxN := 0
+	for _, rr := range r.reap {
+		maxN = max(maxN, rr.n)
+	}
+	for _, rr := range r.reap {
+		sum = append(sum, r.reapSection(&details, rr, rr.n == maxN)...)
+	}
+	if r.idle.wakeups != nil {
+		sum = append(sum, r.idleSection(&details)...)
+	}
+	if r.sizes != nil {
+		sum = append(sum, r.sizeSection(&details)...)
+	}
+	if r.flip != nil {
+		sum = append(sum, r.lfinitSection(&details)...)
+	}
+
+	w("### Summary: lfinit against the targets\n\n")
+	t := table{head: []string{"measurement", "lfinit", "best anchor", "lfinit ÷ best", "target", "verdict"}}
+	for _, s := range sum {
+		t.add(s.what, s.lfinit, s.best, s.ratio, s.target, s.verdict)
+	}
+	w("%s\n", t.String())
+	w("%s", details.String())
+	return b.String()
+}
+
+// latencySection writes the distribution table of one latency and returns
+// lfinit's summary row (if summary is set).
+func (r *report) latencySection(out *strings.Builder, title, unit string, dec int, res map[string]sample, floor, summary string,
+	target func(lfinit, best float64) (string, bool)) []summaryRow {
+	fmt.Fprintf(out, "### %s (%s)\n\n", title, unit)
+	f := res[floor].dist()
+	t := table{head: []string{"contender", "runs", "p50", "p90", "p99", "added p50", "added p90", "added p99", "added p50 ÷ best anchor"}}
+	bestName, best := r.bestAnchor(func(n string) float64 { return res[n].dist().minus(f).p50 }, false)
+	t.add(floor, fmt.Sprint(len(res[floor])), num(f.p50, dec), num(f.p90, dec), num(f.p99, dec), "", "", "", "")
+	for _, i := range r.inits {
+		s, ok := res[i.name]
+		if !ok {
+			continue
+		}
+		d := s.dist()
+		a := d.minus(f)
+		t.add(i.name, fmt.Sprint(len(s)), num(d.p50, dec), num(d.p90, dec), num(d.p99, dec), num(a.p50, dec), num(a.p90, dec), num(a.p99, dec), ratio(a.p50, best))
+	}
+	fmt.Fprintf(out, "%s\n", t.String())
+	if summary == "" || target == nil {
+		return nil
+	}
+	s, ok := res["lfinit"]
+	if !ok {
+		return nil
+	}
+	l := s.dist().minus(f).p50
+	tg, met := target(l, best)
+	return []summaryRow{{summary, num(l, dec) + " " + unit, fmt.Sprintf("%s %s (%s)", num(best, dec), unit, bestName), ratio(l, best), tg, verdict(met, !math.IsNaN(best))}}
+}
+
+// bestAnchor is the anchor with the lowest (or, with high, highest) value.
+func (r *report) bestAnchor(val func(name string) float64, high bool) (string, float64) {
+	name, best := "", math.NaN()
+	for _, i := range r.inits {
+		if !i.anchor {
+			continue
+		}
+		v := val(i.name)
+		if math.IsNaN(v) {
+			continue
+		}
+		if math.IsNaN(best) || (!high && v < best) || (high && v > best) {
+			name, best = i.name, v
+		}
+	}
+	return name, best
+}
+
+// reapRun is the reaping result for one orphan count and mode.
+type reapRun struct {
+	n   int
+	res reapResult
+}
+
+func (r *report) reapSection(out *strings.Builder, rr reapRun, summarize bool) []summaryRow {
+	n, res := rr.n, rr.res
+	mode, short := "released at once while the init runs", "released while running"
+	if res.burst {
+		mode, short = "exited while the init was stopped (SIGSTOP), reaped in one burst after SIGCONT", "burst of zombies"
+	}
+	fmt.Fprintf(out, "### Reaping: %d orphans %s, until the last is reaped (counted by %s)\n\n", n, mode, res.method)
+	t := table{head: []string{"init", "runs", "orphans/s p50", "orphans/s worst", "CPU µs/orphan p50", "CPU µs/orphan worst", "context switches p50", "throughput ÷ best anchor"}}
+	bestName, best := r.bestAnchor(func(name string) float64 { return res.rate[name].q(0.5) }, true)
+	for _, i := range r.inits {
+		s, ok := res.rate[i.name]
+		if !ok {
+			continue
+		}
+		c := res.cpu[i.name]
+		t.add(i.name, fmt.Sprint(len(s)), num(s.q(0.5), 0), num(slices.Min(s), 0), num(c.q(0.5), 2), num(slices.Max(c), 2), num(res.wakeups[i.name].q(0.5), 0), ratio(s.q(0.5), best))
+	}
+	fmt.Fprintf(out, "%s\nCPU is the init's own (all threads, from /proc/PID/task/*/schedstat), kernel time in wait4 included: wait4(-1) walks the list of live children, so every pass that ends a batch costs time in proportion to the orphans still alive. Context switches are the init's, during the reaping.\n\n", t.String())
+	lf, ok := res.rate["lfinit"]
+	if !summarize || !ok {
+		return nil
+	}
+	rate, cpu := lf.q(0.5), res.cpu["lfinit"].q(0.5)
+	_, bestCPU := r.bestAnchor(func(name string) float64 { return res.cpu[name].q(0.5) }, false)
+	return []summaryRow{
+		{fmt.Sprintf("reaping throughput, N=%d, %s, p50", n, short), num(rate, 0) + "/s", fmt.Sprintf("%s/s (%s)", num(best, 0), bestName), ratio(rate, best), "≥ best anchor", verdict(rate >= best, !math.IsNaN(best))},
+		{fmt.Sprintf("CPU per orphan, N=%d, %s, p50", n, short), num(cpu, 2) + " µs", num(bestCPU, 2) + " µs", ratio(cpu, bestCPU), fmt.Sprintf("≤ %.0f µs", cpuPerOrphan), verdict(cpu <= cpuPerOrphan, true)},
+	}
+}
+
+// idleSection writes the idle table and returns lfinit's summary rows.
+func (r *report) idleSection(out *strings.Builder) []summaryRow {
+	res := r.idle
+	fmt.Fprintf(out, "### Idle footprint: %d window(s) of %v after %v of settling, all contenders at once\n\n", r.cfg.idleWindows, r.cfg.idleWindow, r.cfg.idleSettle)
+	t := table{head: []string{"contender", "wake-ups/s (median)", "wake-ups/s (worst window)", "RSS MiB", "anon RSS MiB", "threads", "RSS ÷ Go floor"}}
+	gofloor := res.rss[goFloorName]
+	for _, c := range r.idleCands {
+		s := res.wakeups[c.name]
+		t.add(c.name, num(s.q(0.5), 2), num(slices.Max(s), 2), num(res.rss[c.name]/1024, 2), num(res.rssAnon[c.name]/1024, 2), fmt.Sprint(res.threads[c.name]), ratio(res.rss[c.name], gofloor))
+	}
+	fmt.Fprintf(out, "%s\nWake-ups are the context switches of all the process's threads (voluntary + involuntary) per second.\n\n", t.String())
+	lw, ok := res.wakeups["lfinit"]
+	if !ok {
+		return nil
+	}
+	_, bestW := r.bestAnchor(func(n string) float64 {
+		if s, ok := res.wakeups[n]; ok {
+			return s.q(0.5)
+		}
+		return math.NaN()
+	}, false)
+	rss, rssOn := res.rss["lfinit"]/1024, res.rss[lfinitMetricsName]/1024
+	return []summaryRow{
+		{"idle wake-ups/s, metrics off", num(lw.q(0.5), 2), num(bestW, 2), "", "0", verdict(slices.Max(lw) == 0, true)},
+		{"idle wake-ups/s, metrics on", num(res.wakeups[lfinitMetricsName].q(0.5), 2), num(bestW, 2), "", "—", "—"},
+		{"idle RSS, metrics off", num(rss, 2) + " MiB", fmt.Sprintf("Go floor %s MiB", num(gofloor/1024, 2)), ratio(rss*1024, gofloor) + " Go floor",
+			fmt.Sprintf("≤ %.1f× Go floor", rssRatioToGo), verdict(rss*1024 <= rssRatioToGo*gofloor, gofloor > 0)},
+		{"idle RSS, metrics on", num(rssOn, 2) + " MiB", "", "", fmt.Sprintf("< %.0f MiB", rssMetricsMiB), verdict(rssOn < rssMetricsMiB, true)},
+	}
+}
+
+// sizeRow is one binary's size.
+type sizeRow struct {
+	name, kind string
+	bytes      int64
+	anchor     bool
+}
+
+func sizes(inits []initSpec, a artifacts) []sizeRow {
+	var rows []sizeRow
+	add := func(name, path string, anchor bool) {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return
+		}
+		kind := "static"
+		if out, err := exec.Command("file", "-L", path).Output(); err == nil && strings.Contains(string(out), "dynamically linked") {
+			kind = "dynamic (needs libc)"
+		}
+		rows = append(rows, sizeRow{name, kind, fi.Size(), anchor})
+	}
+	for _, i := range inits {
+		if !i.ref {
+			add(i.name, i.path, i.anchor)
+		}
+	}
+	add(goFloorName, a.gofloor, false)
+	return rows
+}
+
+// sizeSection writes the size table and returns lfinit's summary row.
+func (r *report) sizeSection(out *strings.Builder) []summaryRow {
+	tags := ""
+	if r.tags != "" {
+		tags = " -tags " + r.tags
+	}
+	fmt.Fprintf(out, "### Binary size (lfinit and the Go floor: `CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\"%s`; anchors: the Debian binaries)\n\n", tags)
+	t := table{head: []string{"binary", "linking", "bytes", "MiB"}}
+	var lf float64 = math.NaN()
+	best, bestName := math.NaN(), ""
+	for _, s := range r.sizes {
+		t.add(s.name, s.kind, fmt.Sprint(s.bytes), num(float64(s.bytes)/(1<<20), 2))
+		if s.name == "lfinit" {
+			lf = float64(s.bytes) / (1 << 20)
+		}
+		if s.anchor && s.kind == "static" && (math.IsNaN(best) || float64(s.bytes)/(1<<20) < best) {
+			best, bestName = float64(s.bytes)/(1<<20), s.name
+		}
+	}
+	fmt.Fprintf(out, "%s\n", t.String())
+	if math.IsNaN(lf) {
+		return nil
+	}
+	return []summaryRow{{"binary size (static, stripped)", num(lf, 2) + " MiB", fmt.Sprintf("%s MiB (%s, static)", num(best, 2), bestName), ratio(lf, best),
+		fmt.Sprintf("< %.0f MiB", sizeTargetMiB), verdict(lf < sizeTargetMiB, true)}}
+}
+
+// lfinitSection writes lfinit's own measurements and their summary rows.
+func (r *report) lfinitSection(out *strings.Builder) []summaryRow {
+	fmt.Fprintf(out, "### lfinit only (as PID 1; no anchor has these) (ms)\n\n")
+	t := table{head: []string{"measurement", "runs", "p50", "p90", "p99", "max", "target (p99)"}}
+	row := func(name string, s sample, target string) {
+		d := s.dist()
+		t.add(name, fmt.Sprint(len(s)), num(d.p50, 3), num(d.p90, 3), num(d.p99, 3), num(d.max, 3), target)
+	}
+	row("hard deadline → child dead (SIGKILL lateness), metrics off", r.deadlineOff, fmt.Sprintf("< %.0f ms", deadlineP99Target))
+	row(fmt.Sprintf("hard deadline → child dead, metrics on, %d scrapers", r.cfg.scrapers), r.deadlineOn, fmt.Sprintf("< %.0f ms", deadlineP99Target))
+	row("SIGTERM → first 503 from /readyz (upper bound)", r.flip, fmt.Sprintf("< %.0f ms", flipP99Target))
+	row("one /readyz round trip on loopback (resolution of the line above)", r.flipRTT, "")
+	fmt.Fprintf(out, "%s\n", t.String())
+	offP99, onP99, flipP99 := r.deadlineOff.q(0.99), r.deadlineOn.q(0.99), r.flip.q(0.99)
+	return []summaryRow{
+		{"deadline SIGKILL lateness p99, metrics off", num(offP99, 3) + " ms", "", "", fmt.Sprintf("< %.0f ms", deadlineP99Target), verdict(offP99 < deadlineP99Target, true)},
+		{fmt.Sprintf("deadline SIGKILL lateness p99, metrics on + %d scrapers", r.cfg.scrapers), num(onP99, 3) + " ms", "", "", fmt.Sprintf("< %.0f ms", deadlineP99Target), verdict(onP99 < deadlineP99Target, true)},
+		{"readiness flip (SIGTERM → /readyz 503) p99", num(flipP99, 3) + " ms", "", "", fmt.Sprintf("< %.0f ms", flipP99Target), verdict(flipP99 < flipP99Target, true)},
+	}
+}
+
+// us formats microseconds.
+func us(v float64) string { return num(v, 1) + " µs" }
+
+// cpuModel is the CPU's name from /proc/cpuinfo.
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+// kernel is the running kernel's release.
+func kernel() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return strings.TrimSpace(string(b))
+}
+
+// goVersion is the toolchain that builds lfinit.
+func goVersion() string {
+	out, err := exec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		return runtime.Version()
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// anchorVersions are the Debian package versions of the anchors.
+func anchorVersions() string {
+	var parts []string
+	for _, p := range []string{"tini", "dumb-init", "catatonit"} {
+		out, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", p).Output()
+		if err == nil {
+			parts = append(parts, p+" "+string(out))
+		}
+	}
+	if len(parts) == 0 {
+		return "versions unknown"
+	}
+	return "Debian " + strings.Join(parts, ", ")
+}
