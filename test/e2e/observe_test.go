@@ -106,15 +106,11 @@ func TestPhasesAreObservableEverywhere(t *testing.T) {
 	readerDone := make(chan error, 1)
 	go func() {
 		reads := 0
-		for {
+		for last := false; ; {
 			select {
 			case <-stop:
-				if reads < 100 {
-					readerDone <- fmt.Errorf("only %d reads", reads)
-					return
-				}
-				readerDone <- nil
-				return
+				// lfinit has exited: one last read sees its final status.
+				last = true
 			default:
 			}
 			b, err := os.ReadFile(status)
@@ -133,6 +129,14 @@ func TestPhasesAreObservableEverywhere(t *testing.T) {
 				seen = append(seen, s.Phase)
 			}
 			mu.Unlock()
+			if last {
+				if reads < 100 {
+					readerDone <- fmt.Errorf("only %d reads", reads)
+					return
+				}
+				readerDone <- nil
+				return
+			}
 		}
 	}()
 
