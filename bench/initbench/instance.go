@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/internal/loadkit"
 )
 
 // nsPrefix runs a command as PID 1 of a fresh PID namespace, with its own /proc.
@@ -149,29 +150,7 @@ func (in *instance) signal(sig syscall.Signal) error {
 
 // waitExit blocks until PID 1 has exited (its pidfd turns readable).
 func (in *instance) waitExit(timeout time.Duration) error {
-	return waitPidfd(in.pidfd, timeout)
-}
-
-// waitPidfd blocks until the process behind fd has exited.
-func waitPidfd(fd int, timeout time.Duration) error {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	deadline := time.Now().Add(timeout)
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return errors.New("timed out waiting for an exit")
-		}
-		n, err := unix.Poll(fds, int(left/time.Millisecond)+1)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			return nil
-		}
-	}
+	return loadkit.WaitPidfd(in.pidfd, timeout)
 }
 
 // stop kills the namespace (SIGKILL to its PID 1 ends every process in it)

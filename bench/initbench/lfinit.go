@@ -9,11 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/internal/loadkit"
 )
 
 // The measurements only lfinit has: how late the hard deadline's SIGKILL
@@ -99,30 +100,14 @@ func deadlineOnce(lfinitBin, pauseBin, dir string, scrapers int) (float64, error
 	}
 	defer unix.Close(childfd)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range scrapers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					get("http://" + addr + "/metrics")
-				}
-			}
-		}()
-	}
+	stopScraping := loadkit.Scrape("http://"+addr+"/metrics", scrapers)
 	time.Sleep(50 * time.Millisecond) // let the scrapers get going
 	err = in.signal(syscall.SIGTERM)
 	if err == nil {
-		err = waitPidfd(childfd, 5*time.Second)
+		err = loadkit.WaitPidfd(childfd, 5*time.Second)
 	}
 	dead := time.Now()
-	close(stop)
-	wg.Wait()
+	stopScraping()
 	if err != nil {
 		return 0, err
 	}

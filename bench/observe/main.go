@@ -25,11 +25,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/internal/loadkit"
 )
 
 func main() {
@@ -157,39 +158,14 @@ func deadlineLateness(bin, dir string, scrapers, slow int) time.Duration {
 			c.Write([]byte("GET /metrics HTTP/1.1\r\nHost: x\r\n"))
 		}
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range scrapers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					status("http://" + p.addr + "/metrics")
-				}
-			}
-		}()
-	}
+	stopScraping := loadkit.Scrape("http://"+p.addr+"/metrics", scrapers)
 	time.Sleep(50 * time.Millisecond) // let the scrapers get going
 	check(p.cmd.Process.Signal(syscall.SIGTERM))
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 5000)
-		if err == unix.EINTR {
-			continue
-		}
-		check(err)
-		if n == 0 {
-			fail("the child outlived the hard deadline by 5s")
-		}
-		break
+	if err := loadkit.WaitPidfd(pidfd, 5*time.Second); err != nil {
+		fail("the child outlived the hard deadline: %v", err)
 	}
 	dead := time.Now()
-	close(stop)
-	wg.Wait()
+	stopScraping()
 	p.cmd.Wait()
 	var st struct {
 		HardDeadline *time.Time `json:"hard_deadline"`

@@ -3,20 +3,19 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/light-fabric/lfinit/internal/loadkit"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -215,42 +214,13 @@ func TestDeadlineUnderMetricsFlood(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				// Errors are expected once lfinit is gone; t.Fatal is not
-				// for goroutines.
-				if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			}
-		}()
-	}
+	stopScraping := loadkit.Scrape("http://"+addr+"/metrics", 4)
 	r.signal(syscall.SIGTERM)
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 5000)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n == 0 {
-			t.Fatalf("the child outlived the deadline: %v", err)
-		}
-		break
+	if err := loadkit.WaitPidfd(pidfd, 5*time.Second); err != nil {
+		t.Fatalf("the child outlived the deadline: %v", err)
 	}
 	dead := time.Now()
-	close(stop)
-	wg.Wait()
+	stopScraping()
 	if got := r.wait(10 * time.Second); got != 1 {
 		t.Fatalf("exit %d, want 1", got)
 	}

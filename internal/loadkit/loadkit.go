@@ -1,0 +1,69 @@
+// Package loadkit holds the few measuring tools that the benchmarks and
+// the end-to-end tests share: waiting for a process to exit through its
+// pidfd, and scraping an HTTP endpoint in a tight loop.
+package loadkit
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrTimeout is returned by WaitPidfd when the process outlives the wait.
+var ErrTimeout = errors.New("timed out waiting for an exit")
+
+// WaitPidfd blocks until the process behind the pidfd fd has exited (the
+// pidfd turns readable), or timeout passes.
+func WaitPidfd(fd int, timeout time.Duration) error {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return ErrTimeout
+		}
+		n, err := unix.Poll(fds, int(left/time.Millisecond)+1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+}
+
+// Scrape starts n goroutines that GET url back to back until the returned
+// stop is called; stop waits for them. Errors are ignored: the server may
+// go away mid-run, which is what the measurements provoke.
+func Scrape(url string, n int) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if resp, err := http.Get(url); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
