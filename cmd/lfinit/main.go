@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -54,55 +55,16 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 
 	// Everything that can fail on bad input fails here, before the child
 	// exists: from the child's start on, nothing may be fatal.
-	var observers []supervisor.Observer
-	var publisher *statusfile.Publisher
-	if c.statusFile != "" {
-		if err := statusfile.Prepare(c.statusFile); err != nil {
-			return usage(stderr, err.Error())
-		}
+	pre, err := prepare(c)
+	if err != nil {
+		return usage(stderr, err.Error())
 	}
-	var m *metrics.Metrics
-	metricsAt := ""
-	if c.metricsAddr != "" {
-		l, err := metrics.Listen(c.metricsAddr)
-		if err != nil {
-			return usage(stderr, err.Error())
-		}
-		// Counted at scrape time only: a /proc scan is no work for the loop.
-		m = metrics.New(version, func() int { return len(reaper.Descendants(reaper.Table("/proc"), os.Getpid())) })
-		m.SetLive(true)
-		metrics.Serve(l, m.Handler())
-		metricsAt = l.Addr().String()
-		observers = append(observers, m)
-	}
-	termLog := c.termLog
-	switch termLog {
-	case "":
-		termLog = statusfile.DefaultTerminationLog()
-	case "none":
-		termLog = ""
-	}
-
-	logOut := supervisor.NewAsyncWriter(stderr, 1024)
+	logOut, log := newLogger(c, stderr)
 	defer logOut.Close(200 * time.Millisecond)
-	hopts := &slog.HandlerOptions{Level: c.logLevel}
-	var h slog.Handler = slog.NewTextHandler(logOut, hopts)
-	if c.logFormat == "json" {
-		h = slog.NewJSONHandler(logOut, hopts)
-	}
-	log := slog.New(h).With("logger", "lfinit")
 	if maskErr != nil {
 		log.Warn("started with blocked signals and could not clear them; the child inherits them", "err", maskErr)
 	}
-	if metricsAt != "" {
-		log.Info("serving metrics and probes", "addr", metricsAt, "paths", "/metrics /readyz /livez")
-	}
-	if c.statusFile != "" {
-		publisher = statusfile.NewPublisher(c.statusFile, func(kind string, err error) {
-			log.Warn("cannot write the status file; supervision goes on", "path", c.statusFile, "kind", kind, "err", err)
-		})
-		observers = append(observers, supervisor.StatusFunc(publisher.Publish))
-	}
+	observers, stop := pre.start(c, log)
 	// Handlers for every relayed signal are in place before the child starts.
 	<-early.Done
 	code := supervisor.Run(supervisor.Config{
@@ -115,16 +77,88 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		PreserveFDs:    c.keepFDs,
 		Observers:      observers,
 		Readiness:      c.readiness(),
-		TerminationLog: termLog,
+		TerminationLog: terminationLog(c.termLog),
 		Signals:        supervisor.CaughtSignals(early.Relayed, early.Child),
 	})
-	if m != nil {
-		m.SetLive(false)
-	}
-	if publisher != nil && !publisher.Close(time.Second) {
-		log.Warn("the final status was not written in time", "path", c.statusFile)
-	}
+	stop()
 	return code
+}
+
+// prepared holds what was checked and opened before the child starts.
+type prepared struct {
+	metrics net.Listener // nil when --metrics-addr is not set
+}
+
+// prepare makes the checks that must fail before the child starts: the
+// status file can be written, the metrics address can be listened on.
+func prepare(c *config) (*prepared, error) {
+	p := &prepared{}
+	if c.statusFile != "" {
+		if err := statusfile.Prepare(c.statusFile); err != nil {
+			return nil, err
+		}
+	}
+	if c.metricsAddr != "" {
+		l, err := metrics.Listen(c.metricsAddr)
+		if err != nil {
+			return nil, err
+		}
+		p.metrics = l
+	}
+	return p, nil
+}
+
+// start serves metrics and starts the status-file writer; stop ends them
+// once the run is over (the final status written, /livez down).
+func (p *prepared) start(c *config, log *slog.Logger) (observers []supervisor.Observer, stop func()) {
+	var m *metrics.Metrics
+	if p.metrics != nil {
+		// Counted at scrape time only: a /proc scan is no work for the loop.
+		m = metrics.New(version, func() int { return len(reaper.Descendants(reaper.Table("/proc"), os.Getpid())) })
+		m.SetLive(true)
+		metrics.Serve(p.metrics, m.Handler())
+		log.Info("serving metrics and probes", "addr", p.metrics.Addr().String(), "paths", "/metrics /readyz /livez")
+		observers = append(observers, m)
+	}
+	var publisher *statusfile.Publisher
+	if c.statusFile != "" {
+		publisher = statusfile.NewPublisher(c.statusFile, func(kind string, err error) {
+			log.Warn("cannot write the status file; supervision goes on", "path", c.statusFile, "kind", kind, "err", err)
+		})
+		observers = append(observers, supervisor.StatusFunc(publisher.Publish))
+	}
+	return observers, func() {
+		if m != nil {
+			m.SetLive(false)
+		}
+		if publisher != nil && !publisher.Close(time.Second) {
+			log.Warn("the final status was not written in time", "path", c.statusFile)
+		}
+	}
+}
+
+// newLogger is lfinit's slog logger on stderr, through a queue that never
+// blocks the loop.
+func newLogger(c *config, stderr io.Writer) (*supervisor.AsyncWriter, *slog.Logger) {
+	out := supervisor.NewAsyncWriter(stderr, 1024)
+	opts := &slog.HandlerOptions{Level: c.logLevel}
+	var h slog.Handler = slog.NewTextHandler(out, opts)
+	if c.logFormat == "json" {
+		h = slog.NewJSONHandler(out, opts)
+	}
+	return out, slog.New(h).With("logger", "lfinit")
+}
+
+// terminationLog resolves --termination-log: the Kubernetes default when
+// it exists, nothing for "none".
+func terminationLog(flag string) string {
+	switch flag {
+	case "":
+		return statusfile.DefaultTerminationLog()
+	case "none":
+		return ""
+	}
+	return flag
 }
 
 func usage(stderr io.Writer, msg string) int {
