@@ -121,16 +121,7 @@ func Run(c Config) int {
 
 	now := time.Now()
 	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now}
-	if !c.PID1 {
-		if err := reaper.SetSubreaper(); err != nil {
-			c.Log.Warn("cannot become a child subreaper; orphans of the child will not be reaped by lfinit", "err", err)
-		}
-	}
-	if err := CloseInheritedFDs(c.PreserveFDs); err != nil {
-		c.Log.Warn("cannot close inherited descriptors; the child may inherit them", "err", err)
-	}
-	pid, err := Spawn(c.Argv, c.Env, c.PreserveFDs)
-	if err != nil {
+	if err := r.startChild(); err != nil {
 		var se *StartError
 		code := ExitNotExec
 		if errors.As(err, &se) {
@@ -140,13 +131,6 @@ func Run(c Config) int {
 		code, _ = r.apply(r.m.FailedToStart(code))
 		return code
 	}
-	r.child = pid
-	if err := forward.IgnoreUnrelayable(); err != nil {
-		c.Log.Warn("cannot ignore SIGRTMIN and signal 32; they would kill lfinit when it is not PID 1", "err", err)
-	}
-	// Durations as strings, so text and JSON logs read the same.
-	c.Log.Info("started", "pid", pid, "cmd", c.Argv[0], "pid1", c.PID1, "grace", c.Budget.Grace.String(),
-		"floor", c.Budget.Floor.String(), "drain_delay", c.Budget.DrainDelay.String(), "forward_to", c.Target.String())
 	var ready <-chan struct{}
 	var stopProbe func()
 	if c.Readiness != nil {
@@ -254,6 +238,31 @@ func (r *runner) reap() []Action {
 	if empty {
 		return r.m.TreeEmpty(now)
 	}
+	return nil
+}
+
+// startChild prepares lfinit's side (subreaper, descriptors) and starts
+// the child; once it runs, the signals Go cannot catch are ignored.
+func (r *runner) startChild() error {
+	if !r.PID1 {
+		if err := reaper.SetSubreaper(); err != nil {
+			r.Log.Warn("cannot become a child subreaper; orphans of the child will not be reaped by lfinit", "err", err)
+		}
+	}
+	if err := CloseInheritedFDs(r.PreserveFDs); err != nil {
+		r.Log.Warn("cannot close inherited descriptors; the child may inherit them", "err", err)
+	}
+	pid, err := Spawn(r.Argv, r.Env, r.PreserveFDs)
+	if err != nil {
+		return err
+	}
+	r.child = pid
+	if err := forward.IgnoreUnrelayable(); err != nil {
+		r.Log.Warn("cannot ignore SIGRTMIN and signal 32; they would kill lfinit when it is not PID 1", "err", err)
+	}
+	// Durations as strings, so text and JSON logs read the same.
+	r.Log.Info("started", "pid", pid, "cmd", r.Argv[0], "pid1", r.PID1, "grace", r.Budget.Grace.String(),
+		"floor", r.Budget.Floor.String(), "drain_delay", r.Budget.DrainDelay.String(), "forward_to", r.Target.String())
 	return nil
 }
 
