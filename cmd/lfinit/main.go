@@ -132,7 +132,7 @@ func (p *prepared) start(c *config, log *slog.Logger) (observers []supervisor.Ob
 			m.SetLive(false)
 		}
 		if publisher != nil && !publisher.Close(time.Second) {
-			log.Warn("the final status was not written in time", "path", c.statusFile)
+			log.Warn("the final status was not written (the write failed or hung for a second)", "path", c.statusFile)
 		}
 	}
 }
