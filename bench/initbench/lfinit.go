@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,19 +20,6 @@ import (
 // but with lfinit as a real PID 1.
 
 var addrRE = regexp.MustCompile(`serving metrics and probes.* addr=(\S+)`)
-
-// client keeps its loopback connection alive, so a probe costs one round trip.
-var client = &http.Client{Timeout: 2 * time.Second}
-
-func get(url string) int {
-	resp, err := client.Get(url)
-	if err != nil {
-		return 0
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
-}
 
 // metricsAddr waits for lfinit's "serving metrics and probes" log line.
 func metricsAddr(in *instance) (string, error) {
@@ -156,7 +141,7 @@ func flipOnce(lfinitBin, pauseBin string) (float64, float64, error) {
 		return 0, 0, err
 	}
 	url := "http://" + addr + "/readyz"
-	for deadline := time.Now().Add(5 * time.Second); get(url) != 200; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); loadkit.Status(url) != 200; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			return 0, 0, errors.New("lfinit never became ready")
 		}
@@ -164,7 +149,7 @@ func flipOnce(lfinitBin, pauseBin string) (float64, float64, error) {
 	var rtts sample
 	for range 5 {
 		t := time.Now()
-		get(url)
+		loadkit.Status(url)
 		rtts = append(rtts, float64(time.Since(t))/1e6)
 	}
 	sleep(10 * time.Millisecond)
@@ -174,7 +159,7 @@ func flipOnce(lfinitBin, pauseBin string) (float64, float64, error) {
 	}
 	var lat time.Duration
 	for {
-		if get(url) == 503 {
+		if loadkit.Status(url) == 503 {
 			lat = time.Since(sent)
 			break
 		}

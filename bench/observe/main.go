@@ -15,9 +15,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,24 +95,12 @@ func start(bin string, args ...string) *lfinitProc {
 	return nil
 }
 
-var client = &http.Client{Timeout: 2 * time.Second}
-
-func status(url string) int {
-	resp, err := client.Get(url)
-	if err != nil {
-		return 0
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
 // readyFlip measures kill(SIGTERM) → first 503 (an upper bound: the time
 // the 503 response arrived).
 func readyFlip(bin string) time.Duration {
 	p := start(bin, "--metrics-addr", "127.0.0.1:0", "--drain-delay", "2s", "--grace", "5s", "--", "sleep", "60")
 	url := "http://" + p.addr + "/readyz"
-	for deadline := time.Now().Add(5 * time.Second); status(url) != 200; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); loadkit.Status(url) != 200; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			fail("lfinit never became ready")
 		}
@@ -123,7 +109,7 @@ func readyFlip(bin string) time.Duration {
 	check(p.cmd.Process.Signal(syscall.SIGTERM))
 	var lat time.Duration
 	for {
-		if status(url) == 503 {
+		if loadkit.Status(url) == 503 {
 			lat = time.Since(sent)
 			break
 		}

@@ -39,6 +39,22 @@ func WaitPidfd(fd int, timeout time.Duration) error {
 	}
 }
 
+// client keeps its loopback connections alive, so a request costs one
+// round trip.
+var client = &http.Client{Timeout: 2 * time.Second}
+
+// Status GETs url and returns the HTTP status, or 0 when there was no
+// answer (the server may be gone: that is what the measurements provoke).
+func Status(url string) int {
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // Scrape starts n goroutines that GET url back to back until the returned
 // stop is called; stop waits for them. Errors are ignored: the server may
 // go away mid-run, which is what the measurements provoke.
@@ -55,10 +71,7 @@ func Scrape(url string, n int) (stop func()) {
 					return
 				default:
 				}
-				if resp, err := http.Get(url); err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
+				Status(url)
 			}
 		}()
 	}
