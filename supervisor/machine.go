@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/statusfile"
 )
@@ -93,7 +94,7 @@ type Machine struct {
 // NewMachine returns a machine for a child about to be started.
 func NewMachine(opt Options) *Machine {
 	if len(opt.ShutdownSignals) == 0 {
-		opt.ShutdownSignals = []syscall.Signal{syscall.SIGTERM, syscall.SIGINT}
+		opt.ShutdownSignals = forward.DefaultShutdown
 	}
 	if opt.KillRetry <= 0 {
 		opt.KillRetry = KillRetryEvery

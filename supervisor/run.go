@@ -38,13 +38,13 @@ type Config struct {
 
 // Signals are lfinit's caught signals, queued until the loop reads them.
 type Signals struct {
-	relayed chan os.Signal // every relayed signal, and SIGPIPE
+	relayed chan os.Signal // every other caught signal (forward.Caught)
 	chld    chan os.Signal // SIGCHLD: its own one-slot channel, so a storm of
 	// other signals can never crowd out a reap
 }
 
-// CaughtSignals wraps channels that already receive forward.Relayed plus
-// SIGPIPE (relayed) and SIGCHLD (child), caught before Run was called.
+// CaughtSignals wraps channels that already receive forward.Caught: SIGCHLD
+// on child, the rest on relayed; caught before Run was called.
 func CaughtSignals(relayed, child chan os.Signal) *Signals {
 	return &Signals{relayed: relayed, chld: child}
 }
@@ -56,9 +56,11 @@ func CaughtSignals(relayed, child chan os.Signal) *Signals {
 func Catch() *Signals {
 	s := &Signals{relayed: make(chan os.Signal, 256), chld: make(chan os.Signal, 1)}
 	signal.Notify(s.chld, syscall.SIGCHLD)
-	notify := []os.Signal{syscall.SIGPIPE}
-	for _, sig := range forward.Relayed {
-		notify = append(notify, sig)
+	var notify []os.Signal
+	for _, sig := range forward.Caught {
+		if sig != syscall.SIGCHLD {
+			notify = append(notify, sig)
+		}
 	}
 	signal.Notify(s.relayed, notify...)
 	return s
@@ -180,8 +182,8 @@ func Run(c Config) int {
 }
 
 func (r *runner) signal(sig syscall.Signal) []Action {
-	if sig == syscall.SIGPIPE {
-		return nil // lfinit's own stderr broke; the child's output is its own
+	if !forward.IsRelayed(sig) {
+		return nil // SIGPIPE: lfinit's own stderr broke; the child's output is its own
 	}
 	what := "relay"
 	switch {

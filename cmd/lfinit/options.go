@@ -238,7 +238,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	c := &config{
 		opts: supervisor.Options{
 			Budget:          budget.Default(),
-			ShutdownSignals: []syscall.Signal{syscall.SIGTERM, syscall.SIGINT},
+			ShutdownSignals: forward.DefaultShutdown,
 			ExitMap:         map[int]int{},
 		},
 		logFormat: "text",
