@@ -44,6 +44,10 @@ type Options struct {
 	ExitMap         map[int]int      // child code → lfinit code
 	KillRetry       time.Duration    // resend SIGKILL while the tree lives (default 50ms)
 	KillGiveUp      time.Duration    // stop waiting for unkillable processes (default 1s)
+	// Rewrite maps a received signal to the one the child gets (0: drop
+	// it entirely). A rewritten shutdown signal still starts the shutdown;
+	// its TO is the stop signal unless StopSignal is set.
+	Rewrite map[syscall.Signal]syscall.Signal
 }
 
 // Kind says what an Action asks for.
@@ -175,14 +179,21 @@ func (m *Machine) Signal(now time.Time, sig syscall.Signal) []Action {
 	if m.done {
 		return nil
 	}
+	to, rewritten := m.opt.Rewrite[sig]
+	if rewritten && to == 0 {
+		return nil // dropped: neither a shutdown nor a relay
+	}
+	if !rewritten {
+		to = sig
+	}
 	if !m.IsShutdownSignal(sig) {
 		if m.alive {
-			return []Action{{Kind: ActForward, Signal: sig, Why: "relay"}}
+			return []Action{{Kind: ActForward, Signal: to, Why: "relay"}}
 		}
 		return nil
 	}
 	if !m.shutdown {
-		return m.begin(now, sig)
+		return m.begin(now, sig, to)
 	}
 	var acts []Action
 	tl, what := m.tl.Again(m.opt.Budget, now)
@@ -193,11 +204,12 @@ func (m *Machine) Signal(now time.Time, sig syscall.Signal) []Action {
 	return m.advance(now, acts)
 }
 
-func (m *Machine) begin(now time.Time, sig syscall.Signal) []Action {
+// begin starts the shutdown on sig, which the child would get as to.
+func (m *Machine) begin(now time.Time, sig, to syscall.Signal) []Action {
 	m.shutdown, m.trigger = true, sig
 	m.stopSig = m.opt.StopSignal
 	if m.stopSig == 0 {
-		m.stopSig = sig
+		m.stopSig = to
 	}
 	m.deadSig = m.opt.DeadlineSignal
 	if m.deadSig == 0 {
