@@ -141,12 +141,21 @@ func (m *Machine) HardDeadline() (time.Time, bool) {
 
 // IsShutdownSignal reports whether sig starts (or hurries) a shutdown.
 func (m *Machine) IsShutdownSignal(sig syscall.Signal) bool {
+	if m.Drops(sig) {
+		return false
+	}
 	for _, s := range m.opt.ShutdownSignals {
 		if s == sig {
 			return true
 		}
 	}
 	return false
+}
+
+// Drops reports whether sig is rewritten to 0: it changes nothing at all.
+func (m *Machine) Drops(sig syscall.Signal) bool {
+	to, ok := m.opt.Rewrite[sig]
+	return ok && to == 0
 }
 
 // Started records that the child was started at now. Without readiness
@@ -179,10 +188,10 @@ func (m *Machine) Signal(now time.Time, sig syscall.Signal) []Action {
 	if m.done {
 		return nil
 	}
-	to, rewritten := m.opt.Rewrite[sig]
-	if rewritten && to == 0 {
-		return nil // dropped: neither a shutdown nor a relay
+	if m.Drops(sig) {
+		return nil // neither a shutdown nor a relay
 	}
+	to, rewritten := m.opt.Rewrite[sig]
 	if !rewritten {
 		to = sig
 	}

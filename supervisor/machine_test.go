@@ -305,6 +305,9 @@ func TestRewriteToZeroDropsTheSignal(t *testing.T) {
 	m.Started(t0, true)
 	expect(t, "INT", m.Signal(at(s), syscall.SIGINT), "")
 	expect(t, "HUP", m.Signal(at(s), syscall.SIGHUP), "")
+	if m.IsShutdownSignal(syscall.SIGINT) || !m.Drops(syscall.SIGINT) || m.Drops(syscall.SIGTERM) {
+		t.Fatal("a dropped INT must not count as a shutdown signal (readiness would drop)")
+	}
 	if m.ShuttingDown() || m.Phase() != statusfile.Ready {
 		t.Fatalf("a dropped INT started a shutdown: phase %s", m.Phase())
 	}

@@ -187,6 +187,8 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 	}
 	what := "relay"
 	switch {
+	case r.m.Drops(sig):
+		what = "dropped: --rewrite"
 	case r.m.IsShutdownSignal(sig) && !r.m.ShuttingDown():
 		// Readiness drops before anything else, even the log line.
 		for _, o := range r.Observers {

@@ -97,7 +97,8 @@ func TestRewrittenShutdownIsStillBounded(t *testing.T) {
 func TestRewriteToZeroDropsTheSignal(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"-r", "2:0"}, {"--rewrite", "INT:0"}} {
-		r := startPID1(t, append(args, "HELPER", "-record", "DIR/rec", "-ready-file", "DIR/ready")...)
+		r := startPID1(t, append(args, "--metrics-addr", "127.0.0.1:0", "HELPER", "-record", "DIR/rec", "-ready-file", "DIR/ready")...)
+		addr := r.metricsAddr()
 		r.waitFile("ready")
 		r.signal(syscall.SIGINT)
 		r.signal(syscall.SIGUSR1)
@@ -106,8 +107,11 @@ func TestRewriteToZeroDropsTheSignal(t *testing.T) {
 		if got := signals(readRecord(t, r.path("rec")), "signal"); !slices.Equal(got, []int{10}) {
 			t.Fatalf("%v: child got %v, want only USR1 (INT dropped)", args, got)
 		}
-		if log := r.stderr.String(); strings.Contains(log, "phase=draining") {
-			t.Fatalf("%v: a dropped INT started a shutdown:\n%s", args, log)
+		if code, _ := get(t, "http://"+addr+"/readyz"); code != 200 {
+			t.Fatalf("%v: /readyz %d after a dropped INT, want 200", args, code)
+		}
+		if log := r.stderr.String(); strings.Contains(log, "phase=draining") || !strings.Contains(log, `action="dropped: --rewrite"`) {
+			t.Fatalf("%v: a dropped INT must change nothing and be logged as dropped:\n%s", args, log)
 		}
 		r.signal(syscall.SIGTERM)
 		if got := r.wait(10 * time.Second); got != 143 {
