@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The spellings of tini, dumb-init and catatonit, run for real: an image
@@ -161,7 +163,11 @@ func TestParentDeathSignal(t *testing.T) {
 			return err == nil
 		})
 		lf := readPid(t, dir+"/lfinit.pid")
-		t.Cleanup(func() { syscall.Kill(lf, syscall.SIGKILL) })
+		fd, err := unix.PidfdOpen(lf, 0) // signals reach this lfinit or nothing
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.PidfdSendSignal(fd, syscall.SIGKILL, nil, 0); unix.Close(fd) })
 		sh.Process.Kill()
 		sh.Wait()
 		if !pdeath {
@@ -169,7 +175,7 @@ func TestParentDeathSignal(t *testing.T) {
 			if !alive(lf) {
 				t.Fatal("without -p, lfinit ended with its parent")
 			}
-			syscall.Kill(lf, syscall.SIGTERM)
+			unix.PidfdSendSignal(fd, syscall.SIGTERM, nil, 0)
 			waitFor(t, 10*time.Second, "lfinit exits after TERM", func() bool { return !alive(lf) })
 			continue
 		}
