@@ -171,3 +171,14 @@ func TestLicense(t *testing.T) {
 		t.Fatalf("-l: exit %d, %q %q", code, out.String(), errOut.String())
 	}
 }
+
+func TestHelpNamesTheNewOptionsAndThePeers(t *testing.T) {
+	var b strings.Builder
+	writeHelp(&b)
+	for _, want := range []string{"--rewrite", "LFINIT_REWRITE", "--parent-death-signal", "LFINIT_PARENT_DEATH_SIGNAL",
+		"--warn-on-reap", "LFINIT_WARN_ON_REAP", "TINI_KILL_PROCESS_GROUP", "DUMB_INIT_SETSID", "Switching from tini"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("--help lacks %s", want)
+		}
+	}
+}
