@@ -34,6 +34,8 @@ type Config struct {
 	TerminationLog string
 	// Signals, when set, were caught earlier with Catch (nil: Run catches).
 	Signals *Signals
+	// WarnOnReap logs at WARN every reaped process other than the child (tini -w).
+	WarnOnReap bool
 }
 
 // Signals are lfinit's caught signals, queued until the loop reads them.
@@ -187,6 +189,8 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 	}
 	what := "relay"
 	switch {
+	case r.m.Drops(sig):
+		what = "dropped: --rewrite"
 	case r.m.IsShutdownSignal(sig) && !r.m.ShuttingDown():
 		// Readiness drops before anything else, even the log line.
 		for _, o := range r.Observers {
@@ -224,6 +228,8 @@ func (r *runner) reap() []Action {
 		n++
 		if pid == r.child && !r.reaped {
 			r.reaped, childDone, ws = true, true, status
+		} else if r.WarnOnReap {
+			r.Log.Warn("reaped a process that is not the child", "pid", pid, "status", describe(status))
 		}
 	})
 	r.nreaped += n
