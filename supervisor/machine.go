@@ -29,8 +29,6 @@ type (
 const (
 	ExitForced     = 1   // a forced stop: deadline exceeded or SIGKILL
 	ExitUsage      = 2   // bad option or configuration; nothing started
-	ExitNotExec    = 126 // the command exists but cannot be executed
-	ExitNotFound   = 127 // the command does not exist
 	KillRetryEvery = 50 * time.Millisecond
 	KillGiveUp     = time.Second
 )

@@ -13,6 +13,7 @@ import (
 
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
+	"github.com/light-fabric/lfinit/spawn"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -108,6 +109,8 @@ type runner struct {
 	readyAt    time.Time
 	phaseSince time.Time
 	killed     []reaper.Proc
+	tty        *spawn.Terminal // lfinit's controlling terminal, nil without one
+	jobControl bool            // not PID 1 and on a terminal: stop when the child stops
 	nreaped    int
 	dirty      bool    // publish a status after this batch of actions
 	sendErrs   []error // what sendNow's deliveries returned, for apply
@@ -126,8 +129,8 @@ func Run(c Config) int {
 	now := time.Now()
 	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now}
 	if err := r.startChild(); err != nil {
-		var se *StartError
-		code := ExitNotExec
+		var se *spawn.Error
+		code := spawn.ExitNotExec
 		if errors.As(err, &se) {
 			code = se.Code
 		}
@@ -202,6 +205,9 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 	case r.reaped:
 		what = "dropped: the child has exited"
 	}
+	if sig == syscall.SIGCONT {
+		r.resumeTerminal() // before the relay: the child must find the terminal its own
+	}
 	now := time.Now()
 	acts := r.m.Signal(now, sig)
 	// Deliver before the bookkeeping: formatting the log line and waking
@@ -222,9 +228,13 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 // reap collects every exited process and tells the machine about the child.
 func (r *runner) reap() []Action {
 	var ws unix.WaitStatus
-	childDone := false
+	childDone, childStopped := false, false
 	n := 0
-	empty := reaper.Reap(func(pid int, status unix.WaitStatus) {
+	empty := reaper.Reap(r.jobControl, func(pid int, status unix.WaitStatus) {
+		if status.Stopped() {
+			childStopped = childStopped || (pid == r.child && !r.reaped)
+			return
+		}
 		n++
 		if pid == r.child && !r.reaped {
 			r.reaped, childDone, ws = true, true, status
@@ -238,8 +248,12 @@ func (r *runner) reap() []Action {
 			o.Reaped(n)
 		}
 	}
+	if childStopped && !childDone {
+		r.suspend()
+	}
 	now := time.Now()
 	if childDone {
+		r.reclaimTerminal()
 		r.Log.Info("child exited", "pid", r.child, "status", describe(ws), "code", reaper.ExitCode(ws))
 		return r.m.ChildExited(now, ws, empty)
 	}
@@ -257,10 +271,10 @@ func (r *runner) startChild() error {
 			r.Log.Warn("cannot become a child subreaper; orphans of the child will not be reaped by lfinit", "err", err)
 		}
 	}
-	if err := CloseInheritedFDs(r.PreserveFDs); err != nil {
+	if err := spawn.CloseInheritedFDs(r.PreserveFDs); err != nil {
 		r.Log.Warn("cannot close inherited descriptors; the child may inherit them", "err", err)
 	}
-	pid, err := Spawn(r.Argv, r.Env, r.PreserveFDs)
+	pid, err := spawn.Start(r.Argv, spawn.Options{Env: r.Env, PreserveFDs: r.PreserveFDs, Foreground: r.openTerminal()})
 	if err != nil {
 		return err
 	}
