@@ -27,8 +27,8 @@ type (
 
 // Exit codes lfinit itself chooses.
 const (
-	ExitForced     = 1   // a forced stop: deadline exceeded or SIGKILL
-	ExitUsage      = 2   // bad option or configuration; nothing started
+	ExitForced     = 1 // a forced stop: deadline exceeded or SIGKILL
+	ExitUsage      = 2 // bad option or configuration; nothing started
 	KillRetryEvery = 50 * time.Millisecond
 	KillGiveUp     = time.Second
 )

@@ -49,7 +49,10 @@ func (p *pane) tmux(args ...string) string {
 }
 
 // keys types keys: text, or tmux key names such as Enter and C-z.
-func (p *pane) keys(keys ...string) { p.t.Helper(); p.tmux(append([]string{"send-keys", "-t", "e2e"}, keys...)...) }
+func (p *pane) keys(keys ...string) {
+	p.t.Helper()
+	p.tmux(append([]string{"send-keys", "-t", "e2e"}, keys...)...)
+}
 
 // line types text and Enter.
 func (p *pane) line(text string) { p.t.Helper(); p.keys(text, "Enter") }
