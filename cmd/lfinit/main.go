@@ -4,12 +4,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/early"
@@ -126,7 +128,13 @@ func (p *prepared) start(c *config, log *slog.Logger) (observers []supervisor.Ob
 		m = metrics.New(version, func() int { return len(reaper.Descendants(reaper.Table("/proc"), os.Getpid())) })
 		m.SetLive(true)
 		metrics.Serve(p.metrics, m.Handler())
-		log.Info("serving metrics and probes", "addr", p.metrics.Addr().String(), "paths", "/metrics /readyz /livez")
+		// At info only when port 0 let the kernel choose: then the log is
+		// the one place that says which port it is.
+		level := slog.LevelDebug
+		if strings.HasSuffix(c.metricsAddr, ":0") {
+			level = slog.LevelInfo
+		}
+		log.Log(context.Background(), level, "serving metrics and probes", "addr", p.metrics.Addr().String(), "paths", "/metrics /readyz /livez")
 		observers = append(observers, m)
 	}
 	var publisher *statusfile.Publisher
