@@ -66,3 +66,21 @@ func TestStaleStatusFile(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedPushChangesNothing points the push at a port nobody listens
+// on: lfinit as PID 1 still exits with the child's code, one WARN line
+// says the push failed, and the push costs at most its timeout.
+func TestFailedPushChangesNothing(t *testing.T) {
+	t.Parallel()
+	r := startPID1(t, "--push-gateway", "http://127.0.0.1:1", "--push-timeout", "400ms", "--log-format", "json",
+		"HELPER", "-exit", "3", "-after", "100ms")
+	if got := r.wait(10 * time.Second); got != 3 {
+		t.Fatalf("exit %d, want the child's 3", got)
+	}
+	log := r.stderr.String()
+	if n := strings.Count(log, "cannot push the final metrics"); n != 1 || !strings.Contains(log, `"level":"WARN","msg":"cannot push`) {
+		t.Errorf("want one WARN line about the push, got %d:\n%s", n, log)
+	}
+	// 100ms of child, the floor for leftovers (none), at most 400ms of push.
+	between(t, "the run", r.took, 100*time.Millisecond, 3*time.Second)
+}
