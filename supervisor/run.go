@@ -13,6 +13,7 @@ import (
 
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
+	"github.com/light-fabric/lfinit/spawn"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -34,17 +35,19 @@ type Config struct {
 	TerminationLog string
 	// Signals, when set, were caught earlier with Catch (nil: Run catches).
 	Signals *Signals
+	// WarnOnReap logs at WARN every reaped process other than the child (tini -w).
+	WarnOnReap bool
 }
 
 // Signals are lfinit's caught signals, queued until the loop reads them.
 type Signals struct {
-	relayed chan os.Signal // every relayed signal, and SIGPIPE
+	relayed chan os.Signal // every other caught signal (forward.Caught)
 	chld    chan os.Signal // SIGCHLD: its own one-slot channel, so a storm of
 	// other signals can never crowd out a reap
 }
 
-// CaughtSignals wraps channels that already receive forward.Relayed plus
-// SIGPIPE (relayed) and SIGCHLD (child), caught before Run was called.
+// CaughtSignals wraps channels that already receive forward.Caught: SIGCHLD
+// on child, the rest on relayed; caught before Run was called.
 func CaughtSignals(relayed, child chan os.Signal) *Signals {
 	return &Signals{relayed: relayed, chld: child}
 }
@@ -56,9 +59,11 @@ func CaughtSignals(relayed, child chan os.Signal) *Signals {
 func Catch() *Signals {
 	s := &Signals{relayed: make(chan os.Signal, 256), chld: make(chan os.Signal, 1)}
 	signal.Notify(s.chld, syscall.SIGCHLD)
-	notify := []os.Signal{syscall.SIGPIPE}
-	for _, sig := range forward.Relayed {
-		notify = append(notify, sig)
+	var notify []os.Signal
+	for _, sig := range forward.Caught {
+		if sig != syscall.SIGCHLD {
+			notify = append(notify, sig)
+		}
 	}
 	signal.Notify(s.relayed, notify...)
 	return s
@@ -104,6 +109,8 @@ type runner struct {
 	readyAt    time.Time
 	phaseSince time.Time
 	killed     []reaper.Proc
+	tty        *spawn.Terminal // lfinit's controlling terminal, nil without one
+	jobControl bool            // not PID 1 and on a terminal: stop when the child stops
 	nreaped    int
 	dirty      bool    // publish a status after this batch of actions
 	sendErrs   []error // what sendNow's deliveries returned, for apply
@@ -122,8 +129,8 @@ func Run(c Config) int {
 	now := time.Now()
 	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now}
 	if err := r.startChild(); err != nil {
-		var se *StartError
-		code := ExitNotExec
+		var se *spawn.Error
+		code := spawn.ExitNotExec
 		if errors.As(err, &se) {
 			code = se.Code
 		}
@@ -180,11 +187,13 @@ func Run(c Config) int {
 }
 
 func (r *runner) signal(sig syscall.Signal) []Action {
-	if sig == syscall.SIGPIPE {
-		return nil // lfinit's own stderr broke; the child's output is its own
+	if !forward.IsRelayed(sig) {
+		return nil // SIGPIPE: lfinit's own stderr broke; the child's output is its own
 	}
 	what := "relay"
 	switch {
+	case r.m.Drops(sig):
+		what = "dropped: --rewrite"
 	case r.m.IsShutdownSignal(sig) && !r.m.ShuttingDown():
 		// Readiness drops before anything else, even the log line.
 		for _, o := range r.Observers {
@@ -195,6 +204,9 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 		what = "hurry"
 	case r.reaped:
 		what = "dropped: the child has exited"
+	}
+	if sig == syscall.SIGCONT {
+		r.resumeTerminal() // before the relay: the child must find the terminal its own
 	}
 	now := time.Now()
 	acts := r.m.Signal(now, sig)
@@ -216,12 +228,18 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 // reap collects every exited process and tells the machine about the child.
 func (r *runner) reap() []Action {
 	var ws unix.WaitStatus
-	childDone := false
+	childDone, childStopped := false, false
 	n := 0
-	empty := reaper.Reap(func(pid int, status unix.WaitStatus) {
+	empty := reaper.Reap(r.jobControl, func(pid int, status unix.WaitStatus) {
+		if status.Stopped() {
+			childStopped = childStopped || (pid == r.child && !r.reaped)
+			return
+		}
 		n++
 		if pid == r.child && !r.reaped {
 			r.reaped, childDone, ws = true, true, status
+		} else if r.WarnOnReap {
+			r.Log.Warn("reaped a process that is not the child", "pid", pid, "status", describe(status))
 		}
 	})
 	r.nreaped += n
@@ -230,8 +248,12 @@ func (r *runner) reap() []Action {
 			o.Reaped(n)
 		}
 	}
+	if childStopped && !childDone {
+		r.suspend()
+	}
 	now := time.Now()
 	if childDone {
+		r.reclaimTerminal()
 		r.Log.Info("child exited", "pid", r.child, "status", describe(ws), "code", reaper.ExitCode(ws))
 		return r.m.ChildExited(now, ws, empty)
 	}
@@ -249,10 +271,10 @@ func (r *runner) startChild() error {
 			r.Log.Warn("cannot become a child subreaper; orphans of the child will not be reaped by lfinit", "err", err)
 		}
 	}
-	if err := CloseInheritedFDs(r.PreserveFDs); err != nil {
+	if err := spawn.CloseInheritedFDs(r.PreserveFDs); err != nil {
 		r.Log.Warn("cannot close inherited descriptors; the child may inherit them", "err", err)
 	}
-	pid, err := Spawn(r.Argv, r.Env, r.PreserveFDs)
+	pid, err := spawn.Start(r.Argv, spawn.Options{Env: r.Env, PreserveFDs: r.PreserveFDs, Foreground: r.openTerminal()})
 	if err != nil {
 		return err
 	}
