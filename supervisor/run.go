@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/light-fabric/lfinit/forward"
+	"github.com/light-fabric/lfinit/readiness"
 	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/spawn"
 	"github.com/light-fabric/lfinit/statusfile"
@@ -31,7 +32,7 @@ type Config struct {
 	// Observers are told about every transition (status file, metrics).
 	Observers []Observer
 	// Readiness, when set, gates the ready phase on the child answering.
-	Readiness *Readiness
+	Readiness *readiness.Check
 	// TerminationLog is where the final summary goes ("" for nowhere).
 	TerminationLog string
 	// Signals, when set, were caught earlier with Catch (nil: Run catches).

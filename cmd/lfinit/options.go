@@ -13,6 +13,7 @@ import (
 
 	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/forward"
+	"github.com/light-fabric/lfinit/readiness"
 	"github.com/light-fabric/lfinit/supervisor"
 )
 
@@ -376,11 +377,11 @@ func (c *config) checkObservability() error {
 	case c.readyTCP != "" && c.readyHTTP != "":
 		return usagef("--ready-tcp and --ready-http exclude each other: choose one")
 	case c.readyTCP != "":
-		if err := supervisor.ParseReadyTCP(c.readyTCP); err != nil {
+		if err := readiness.ParseReadyTCP(c.readyTCP); err != nil {
 			return usagef("invalid --ready-tcp: %v", err)
 		}
 	case c.readyHTTP != "":
-		if err := supervisor.ParseReadyHTTP(c.readyHTTP); err != nil {
+		if err := readiness.ParseReadyHTTP(c.readyHTTP); err != nil {
 			return usagef("invalid --ready-http: %v", err)
 		}
 	}
@@ -393,11 +394,11 @@ func (c *config) checkObservability() error {
 }
 
 // readiness is the configured readiness check, or nil.
-func (c *config) readiness() *supervisor.Readiness {
+func (c *config) readiness() *readiness.Check {
 	if c.readyTCP == "" && c.readyHTTP == "" {
 		return nil
 	}
-	return &supervisor.Readiness{TCP: c.readyTCP, HTTP: c.readyHTTP}
+	return &readiness.Check{TCP: c.readyTCP, HTTP: c.readyHTTP}
 }
 
 // writeHelp prints the options with their variables and defaults.

@@ -1,4 +1,6 @@
-package supervisor
+// Package readiness checks that the child answers, by a TCP connect or an
+// HTTP GET, until it does: the gate between lfinit's starting and ready phases.
+package readiness
 
 import (
 	"context"
@@ -9,10 +11,10 @@ import (
 	"time"
 )
 
-// Readiness is a check that the child answers: a TCP connect or an HTTP
+// Check is a check that the child answers: a TCP connect or an HTTP
 // GET. Until it passes, lfinit stays in the starting phase and a shutdown
 // signal is a startup abort.
-type Readiness struct {
+type Check struct {
 	TCP      string        // host:port that must accept a connection
 	HTTP     string        // URL that must answer 2xx or 3xx
 	Interval time.Duration // between attempts (default 100ms)
@@ -37,7 +39,7 @@ func ParseReadyHTTP(raw string) error {
 }
 
 // String names the check for logs.
-func (r *Readiness) String() string {
+func (r *Check) String() string {
 	if r.HTTP != "" {
 		return "http " + r.HTTP
 	}
@@ -46,7 +48,7 @@ func (r *Readiness) String() string {
 
 // Watch starts checking in the background. The channel is closed once the
 // check passes; stop ends the checking (idempotent).
-func (r *Readiness) Watch() (ready <-chan struct{}, stop func()) {
+func (r *Check) Watch() (ready <-chan struct{}, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan struct{})
 	interval, timeout := r.Interval, r.Timeout
@@ -75,7 +77,7 @@ func (r *Readiness) Watch() (ready <-chan struct{}, stop func()) {
 	return ch, cancel
 }
 
-func (r *Readiness) once(ctx context.Context, client *http.Client, timeout time.Duration) bool {
+func (r *Check) once(ctx context.Context, client *http.Client, timeout time.Duration) bool {
 	if r.HTTP == "" {
 		d := net.Dialer{Timeout: timeout}
 		conn, err := d.DialContext(ctx, "tcp", r.TCP)
