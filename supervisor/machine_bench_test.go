@@ -1,14 +1,11 @@
 package supervisor
 
 import (
-	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // BenchmarkMachineRelay is the decision for a relayed signal (SIGUSR1 to a
@@ -35,22 +32,6 @@ func BenchmarkMachineShutdown(b *testing.B) {
 			b.Fatalf("actions %s", show(acts))
 		}
 	}
-}
-
-// BenchmarkSignalLogLine is one "signal received" line through slog and the
-// AsyncWriter (to io.Discard): the work a forward must not wait behind.
-func BenchmarkSignalLogLine(b *testing.B) {
-	w := NewAsyncWriter(io.Discard, 1024)
-	log := slog.New(slog.NewTextHandler(w, nil)).With("logger", "lfinit")
-	hard := at(8250 * ms).Format(time.RFC3339Nano)
-	b.ReportAllocs()
-	for b.Loop() {
-		log.Info("signal received", "signal", "SIGTERM", "action", "shutdown", "reason", "terminate",
-			"hard_deadline", hard, "remaining", "8.25s")
-	}
-	b.StopTimer()
-	w.Close(time.Second)
-	b.ReportMetric(float64(w.Dropped())/float64(b.N), "dropped/op")
 }
 
 // BenchmarkSignalHop is kill(getpid(), SIGUSR1) until the signal arrives on

@@ -133,7 +133,7 @@ func prepare(c *config) (*prepared, error) {
 
 // start serves metrics and starts the status-file writer; stop ends them
 // once the run is over (the final status written, /livez down).
-func (p *prepared) start(c *config, log *slog.Logger, logOut *supervisor.AsyncWriter) (observers []supervisor.Observer, stop func()) {
+func (p *prepared) start(c *config, log *slog.Logger, logOut *asyncWriter) (observers []supervisor.Observer, stop func()) {
 	var publisher *statusfile.Publisher
 	if c.statusFile != "" {
 		publisher = statusfile.NewPublisher(c.statusFile, func(kind string, err error) {
@@ -171,7 +171,7 @@ func (p *prepared) start(c *config, log *slog.Logger, logOut *supervisor.AsyncWr
 
 // newMetrics is lfinit's registry, with the signal counters an operator
 // queries already at 0.
-func newMetrics(c *config, logOut *supervisor.AsyncWriter, publisher *statusfile.Publisher) *metrics.Metrics {
+func newMetrics(c *config, logOut *asyncWriter, publisher *statusfile.Publisher) *metrics.Metrics {
 	src := metrics.Sources{
 		// Counted at scrape time only: a /proc scan is no work for the loop.
 		LiveChildren:    func() int { return len(reaper.Descendants(reaper.Table("/proc"), os.Getpid())) },
@@ -187,8 +187,8 @@ func newMetrics(c *config, logOut *supervisor.AsyncWriter, publisher *statusfile
 
 // newLogger is lfinit's slog logger on stderr, through a queue that never
 // blocks the loop.
-func newLogger(c *config, stderr io.Writer) (*supervisor.AsyncWriter, *slog.Logger) {
-	out := supervisor.NewAsyncWriter(stderr, 1024)
+func newLogger(c *config, stderr io.Writer) (*asyncWriter, *slog.Logger) {
+	out := newAsyncWriter(stderr, 1024)
 	opts := &slog.HandlerOptions{Level: c.logLevel}
 	var h slog.Handler = slog.NewTextHandler(out, opts)
 	if c.logFormat == "json" {

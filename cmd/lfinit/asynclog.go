@@ -1,4 +1,4 @@
-package supervisor
+package main
 
 import (
 	"io"
@@ -6,18 +6,18 @@ import (
 	"time"
 )
 
-// AsyncWriter hands log lines to a goroutine that writes them, so a stderr
+// asyncWriter hands log lines to a goroutine that writes them, so a stderr
 // that blocks (a full pipe nobody reads) can never stall a forward or a
 // kill. When its queue is full it drops lines and counts them.
-type AsyncWriter struct {
+type asyncWriter struct {
 	lines   chan []byte
 	done    chan struct{}
 	dropped atomic.Int64
 }
 
-// NewAsyncWriter starts the goroutine that copies queued lines to w.
-func NewAsyncWriter(w io.Writer, queue int) *AsyncWriter {
-	a := &AsyncWriter{lines: make(chan []byte, queue), done: make(chan struct{})}
+// newAsyncWriter starts the goroutine that copies queued lines to w.
+func newAsyncWriter(w io.Writer, queue int) *asyncWriter {
+	a := &asyncWriter{lines: make(chan []byte, queue), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		for line := range a.lines {
@@ -28,7 +28,7 @@ func NewAsyncWriter(w io.Writer, queue int) *AsyncWriter {
 }
 
 // Write queues a copy of p (slog reuses its buffer) and never blocks.
-func (a *AsyncWriter) Write(p []byte) (int, error) {
+func (a *asyncWriter) Write(p []byte) (int, error) {
 	select {
 	case a.lines <- append([]byte(nil), p...):
 	default:
@@ -38,10 +38,10 @@ func (a *AsyncWriter) Write(p []byte) (int, error) {
 }
 
 // Dropped is how many lines were lost to a full queue.
-func (a *AsyncWriter) Dropped() int64 { return a.dropped.Load() }
+func (a *asyncWriter) Dropped() int64 { return a.dropped.Load() }
 
 // Close stops taking lines and waits up to timeout for the queue to drain.
-func (a *AsyncWriter) Close(timeout time.Duration) {
+func (a *asyncWriter) Close(timeout time.Duration) {
 	close(a.lines)
 	select {
 	case <-a.done:
