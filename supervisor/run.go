@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/light-fabric/lfinit/forward"
+	"github.com/light-fabric/lfinit/internal/startpages"
 	"github.com/light-fabric/lfinit/readiness"
 	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/spawn"
@@ -154,7 +155,7 @@ func Run(c Config) int {
 	if code, done := r.apply(r.reap()); done {
 		return code
 	}
-	dropStartupPages()
+	startpages.Drop()
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()

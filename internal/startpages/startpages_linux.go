@@ -1,4 +1,6 @@
-package supervisor
+// Package startpages gives back the memory that lfinit's own start-up
+// faulted in, so that an idle init keeps only the pages it uses again.
+package startpages
 
 import (
 	"bufio"
@@ -9,12 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dropStartupPages unmaps the pages of lfinit's own binary that starting up
+// Drop unmaps the pages of lfinit's own binary that starting up
 // faulted in (package initialisation touches most of the Prometheus,
 // protobuf and HTTP code even with metrics off, and the kernel maps 16
 // pages around each fault): an idle init then keeps only what it touches
 // again. The pages stay in the page cache; read-only segments only.
-func dropStartupPages() {
+func Drop() {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return
