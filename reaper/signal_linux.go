@@ -1,0 +1,71 @@
+package reaper
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// SignalTree sends sig to every live process of lfinit's tree and returns
+// the ones it signalled. As PID 1 the tree is the whole PID namespace, and
+// kill(-1) reaches all of it in one call (the kernel skips the caller).
+// Anywhere else kill(-1) would reach the whole machine, so the descendants
+// are found in /proc and signalled one by one (see SignalEach). first runs
+// before anything else, so that a cheap group kill never waits for a scan;
+// what it already hit shows in the scan as dying or zombie, and is listed.
+func SignalTree(pid1 bool, sig syscall.Signal, first func()) []Proc {
+	self := os.Getpid()
+	if pid1 {
+		first()
+		if err := unix.Kill(-1, sig); err != nil {
+			return nil // ESRCH: nothing left to signal
+		}
+		// Listed after the kill, so the kill is not delayed by the scan;
+		// the dying are listed with the live.
+		var hit []Proc
+		for _, p := range Table("/proc") {
+			if p.Pid != self && p.State != 'X' {
+				hit = append(hit, p)
+			}
+		}
+		return hit
+	}
+	first()
+	var hit []Proc
+	for _, p := range Tree(Table("/proc"), self) {
+		if p.State == 'Z' || p.State == 'X' || signalExact(p, sig) {
+			hit = append(hit, p)
+		}
+	}
+	return hit
+}
+
+// signalExact signals p only if the pid still names the process found.
+func signalExact(p Proc, sig syscall.Signal) bool {
+	fd, err := unix.PidfdOpen(p.Pid, 0)
+	if errors.Is(err, unix.ENOSYS) {
+		// A kernel older than 5.3: check the identity, then kill by pid.
+		if same(p) {
+			return unix.Kill(p.Pid, sig) == nil
+		}
+		return false
+	}
+	if err != nil {
+		return false // gone already
+	}
+	defer unix.Close(fd)
+	// The pidfd pins one process; if it is the one found, signal it.
+	if !same(p) {
+		return false
+	}
+	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
+}
+
+// same reports whether p.Pid still names the process p (same start time).
+func same(p Proc) bool {
+	now, ok := readProc("/proc", strconv.Itoa(p.Pid))
+	return ok && now.Start == p.Start
+}
