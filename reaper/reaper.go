@@ -3,7 +3,11 @@
 // finds and signals the processes of lfinit's tree.
 package reaper
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/exitcode"
+)
 
 // ExitCode is the shell's reading of a wait status: the exit status, or
 // 128+N for a death by signal N.
@@ -12,7 +16,7 @@ func ExitCode(ws unix.WaitStatus) int {
 	case ws.Exited():
 		return ws.ExitStatus()
 	case ws.Signaled():
-		return 128 + int(ws.Signal())
+		return exitcode.SignalBase + int(ws.Signal())
 	}
 	return 1
 }

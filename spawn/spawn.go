@@ -13,16 +13,12 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-)
 
-// Exit codes of a child that could not be started, as a shell has them.
-const (
-	ExitNotExec  = 126 // the command exists but cannot be executed
-	ExitNotFound = 127 // the command does not exist
+	"github.com/light-fabric/lfinit/exitcode"
 )
 
 // Error says why the child could not be started and which exit code that
-// earns (ExitNotFound or ExitNotExec).
+// earns (exitcode.NotFound or exitcode.NotExec).
 type Error struct {
 	Code int
 	Msg  string
@@ -92,17 +88,17 @@ func files(preserveFDs int) []uintptr {
 func execError(name, path string, err error) *Error {
 	switch {
 	case errors.Is(err, syscall.ENOENT) && exists(path):
-		return &Error{ExitNotExec, fmt.Sprintf("cannot run %q: its interpreter (#! line) or loader was not found", name)}
+		return &Error{exitcode.NotExec, fmt.Sprintf("cannot run %q: its interpreter (#! line) or loader was not found", name)}
 	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR):
-		return &Error{ExitNotFound, fmt.Sprintf("cannot run %q: no such file", name)}
+		return &Error{exitcode.NotFound, fmt.Sprintf("cannot run %q: no such file", name)}
 	case errors.Is(err, syscall.EACCES) && isDir(path):
-		return &Error{ExitNotExec, fmt.Sprintf("cannot run %q: it is a directory", name)}
+		return &Error{exitcode.NotExec, fmt.Sprintf("cannot run %q: it is a directory", name)}
 	case errors.Is(err, syscall.EACCES):
-		return &Error{ExitNotExec, fmt.Sprintf("cannot run %q: permission denied (is it executable? chmod +x)", name)}
+		return &Error{exitcode.NotExec, fmt.Sprintf("cannot run %q: permission denied (is it executable? chmod +x)", name)}
 	case errors.Is(err, syscall.ENOEXEC):
-		return &Error{ExitNotExec, fmt.Sprintf("cannot run %q: not an executable format, and there is no "+shell+" to run it as a script (add a #! line naming its interpreter)", name)}
+		return &Error{exitcode.NotExec, fmt.Sprintf("cannot run %q: not an executable format, and there is no "+shell+" to run it as a script (add a #! line naming its interpreter)", name)}
 	}
-	return &Error{ExitNotExec, fmt.Sprintf("cannot run %q: %v", name, err)}
+	return &Error{exitcode.NotExec, fmt.Sprintf("cannot run %q: %v", name, err)}
 }
 
 // lookPath finds name like a shell does: a name with a slash is used as it
@@ -111,7 +107,7 @@ func execError(name, path string, err error) *Error {
 // rather than "not found" (127).
 func lookPath(name string, env []string) (string, error) {
 	if name == "" {
-		return "", &Error{ExitNotFound, "cannot run an empty command name"}
+		return "", &Error{exitcode.NotFound, "cannot run an empty command name"}
 	}
 	if strings.Contains(name, "/") {
 		return name, nil
@@ -140,9 +136,9 @@ func lookPath(name string, env []string) (string, error) {
 		}
 	}
 	if denied != "" {
-		return "", &Error{ExitNotExec, fmt.Sprintf("cannot run %q: %s is not executable (chmod +x)", name, denied)}
+		return "", &Error{exitcode.NotExec, fmt.Sprintf("cannot run %q: %s is not executable (chmod +x)", name, denied)}
 	}
-	return "", &Error{ExitNotFound, fmt.Sprintf("cannot run %q: not found in PATH (%s)", name, pathVar)}
+	return "", &Error{exitcode.NotFound, fmt.Sprintf("cannot run %q: not found in PATH (%s)", name, pathVar)}
 }
 
 func exists(path string) bool {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/exitcode"
 )
 
 // run starts argv and waits for it; only this test waits on its children.
@@ -44,7 +46,7 @@ func TestScriptWithoutShebangAndNoShell(t *testing.T) {
 	os.WriteFile(script, []byte("exit 0\n"), 0o755)
 	_, err := run(t, script)
 	var e *Error
-	if !errors.As(err, &e) || e.Code != ExitNotExec || !strings.Contains(e.Msg, "#! line") || !strings.Contains(e.Msg, "/nonexistent/sh") {
+	if !errors.As(err, &e) || e.Code != exitcode.NotExec || !strings.Contains(e.Msg, "#! line") || !strings.Contains(e.Msg, "/nonexistent/sh") {
 		t.Fatalf("got %v, want a 126 that says to add a #! line and that there is no shell", err)
 	}
 }
@@ -56,7 +58,7 @@ func TestNotFoundAndNotExecutable(t *testing.T) {
 	for _, tc := range []struct {
 		cmd  string
 		code int
-	}{{"no-such-program-xyz", ExitNotFound}, {plain, ExitNotExec}, {dir, ExitNotExec}, {"", ExitNotFound}} {
+	}{{"no-such-program-xyz", exitcode.NotFound}, {plain, exitcode.NotExec}, {dir, exitcode.NotExec}, {"", exitcode.NotFound}} {
 		_, err := run(t, tc.cmd)
 		var e *Error
 		if !errors.As(err, &e) || e.Code != tc.code {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/statusfile"
@@ -27,8 +28,7 @@ type (
 
 // Exit codes lfinit itself chooses.
 const (
-	ExitForced     = 1 // a forced stop: deadline exceeded or SIGKILL
-	ExitUsage      = 2 // bad option or configuration; nothing started
+	ExitForced     = exitcode.Forced
 	KillRetryEvery = 50 * time.Millisecond
 	KillGiveUp     = time.Second
 )

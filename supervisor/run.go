@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/internal/startpages"
 	"github.com/light-fabric/lfinit/readiness"
@@ -134,7 +135,7 @@ func Run(c Config) int {
 	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now}
 	if err := r.startChild(); err != nil {
 		var se *spawn.Error
-		code := spawn.ExitNotExec
+		code := exitcode.NotExec
 		if errors.As(err, &se) {
 			code = se.Code
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/early"
+	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/metrics"
 	"github.com/light-fabric/lfinit/reaper"
@@ -211,5 +212,5 @@ func terminationLog(flag string) string {
 
 func usage(stderr io.Writer, msg string) int {
 	fmt.Fprintf(stderr, "lfinit: %s (see lfinit --help)\n", shortenMessage(msg))
-	return supervisor.ExitUsage
+	return exitcode.Usage
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -27,7 +28,7 @@ var subcommandUsage = map[string]string{
 	"budget": "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D] [--push-gateway URL --push-timeout D]",
 }
 
-// runSubcommand runs a subcommand and maps a usage error to exit 2.
+// runSubcommand runs a subcommand and maps a usage error to exitcode.Usage.
 func runSubcommand(name string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	code, err := subcommands[name](args, getenv, stdout)
 	var ue *usageError
@@ -37,7 +38,7 @@ func runSubcommand(name string, args []string, getenv func(string) string, stdou
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "lfinit %s: %s (see lfinit --help)\n", name, shortenMessage(ue.msg))
-		return 2
+		return exitcode.Usage
 	case err != nil:
 		fmt.Fprintf(stderr, "lfinit %s: %v\n", name, err)
 	}
@@ -64,18 +65,18 @@ func statusCmd(args []string, getenv func(string) string, stdout io.Writer) (int
 	fs := statusFlags("status", &path)
 	fs.BoolVar(&asJSON, "json", false, "print the status file's JSON")
 	if err := parseFlags(fs, args, getenv); err != nil {
-		return 2, err
+		return exitcode.Usage, err
 	}
 	s, err := readStatus(path)
 	if err != nil {
-		return 1, err
+		return exitcode.Failed, err
 	}
 	stale := staleness(s)
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(s); err != nil {
-			return 1, err
+			return exitcode.Failed, err
 		}
 	} else {
 		if stale != "" {
@@ -86,7 +87,7 @@ func statusCmd(args []string, getenv func(string) string, stdout io.Writer) (int
 	if stale != "" {
 		// Exit 1, so that a script does not take a dead lfinit's last
 		// "ready" for the truth.
-		return 1, fmt.Errorf("%s: %s", path, stale)
+		return exitcode.Failed, fmt.Errorf("%s: %s", path, stale)
 	}
 	return 0, nil
 }
@@ -104,20 +105,20 @@ func staleness(s statusfile.Status) string {
 // probeCmd answers an exec probe: exit 0 when ready (or live), 1 when not.
 func probeCmd(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
 	if len(args) == 0 || (args[0] != "ready" && args[0] != "live") {
-		return 2, usagef("say which probe: lfinit probe ready|live")
+		return exitcode.Usage, usagef("say which probe: lfinit probe ready|live")
 	}
 	kind := args[0]
 	var path string
 	if err := parseFlags(statusFlags("probe", &path), args[1:], getenv); err != nil {
-		return 2, err
+		return exitcode.Usage, err
 	}
 	s, err := readStatus(path)
 	if err != nil {
-		return 1, err
+		return exitcode.Failed, err
 	}
 	if stale := staleness(s); stale != "" {
 		fmt.Fprintf(stdout, "not %s: %s\n", kind, stale)
-		return 1, nil
+		return exitcode.Failed, nil
 	}
 	ok := statusfile.ProbeLive(s, writerAlive)
 	if kind == "ready" {
@@ -125,7 +126,7 @@ func probeCmd(args []string, getenv func(string) string, stdout io.Writer) (int,
 	}
 	if !ok {
 		fmt.Fprintf(stdout, "not %s: phase %s\n", kind, s.Phase)
-		return 1, nil
+		return exitcode.Failed, nil
 	}
 	fmt.Fprintf(stdout, "%s: phase %s\n", kind, s.Phase)
 	return 0, nil
@@ -153,10 +154,10 @@ func budgetCmd(args []string, getenv func(string) string, stdout io.Writer) (int
 	fs.Var(durationValue{&stop}, "stop-timeout", "")
 	fs.Var(durationValue{&allowance}, "allowance", "")
 	if err := parseFlags(fs, args, getenv); err != nil {
-		return 2, err
+		return exitcode.Usage, err
 	}
 	if err := b.Validate(); err != nil {
-		return 2, usagef("%v", err)
+		return exitcode.Usage, usagef("%v", err)
 	}
 	if gateway != "" {
 		b.Push = pushTimeout
@@ -174,7 +175,7 @@ func budgetCmd(args []string, getenv func(string) string, stdout io.Writer) (int
 	}
 	fmt.Fprintf(stdout, "stop timeout %v: TOO SHORT by %v; the orchestrator would SIGKILL lfinit (exit 137) before its own deadline. Set terminationGracePeriodSeconds: %d, or lower --grace.\n",
 		stop, b.Needed(allowance)-stop, rec)
-	return 1, nil
+	return exitcode.Failed, nil
 }
 
 // timeline is the schedule of a shutdown, one line per step.
