@@ -90,10 +90,7 @@ func TestLongValuesAreShortened(t *testing.T) {
 }
 
 func TestUnknownVariables(t *testing.T) {
-	c := &config{}
-	c.opts.ExitMap = map[int]int{}
-	c.push.grouping = labelList{map[string]string{}}
-	fs := newFlagSet(c, new(string), new(string))
+	fs := newFlagSet(&config{})
 	env := []string{"LFINIT_GRCE=2s", "LFINIT_GRACE=3s", "PATH=/bin", "LFINIT_INTERNAL_MASK_REEXEC=1", "LFINIT_WHATEVER=1", "LFINIT_GRCE=4s", "LFINIT_PUSH_GATEWAY=http://x"}
 	got := unknownVariables(fs, env)
 	want := []string{"LFINIT_GRCE (did you mean LFINIT_GRACE?)", "LFINIT_WHATEVER"}

@@ -51,9 +51,7 @@ func vcsRevision() string {
 // Only a run warns: the subcommands read the same variables, but an exec
 // probe every few seconds would repeat the line forever.
 func warnUnknownVariables(env []string, log *slog.Logger) {
-	c := &config{opts: supervisor.Options{ExitMap: map[int]int{}, Rewrite: map[syscall.Signal]syscall.Signal{}},
-		push: pushConfig{grouping: labelList{map[string]string{}}}}
-	if names := unknownVariables(newFlagSet(c, new(string), new(string)), env); len(names) > 0 {
+	if names := unknownVariables(newFlagSet(&config{}), env); len(names) > 0 {
 		log.Warn("ignoring LFINIT_ variables that no option reads", "variables", strings.Join(names, ", "))
 	}
 }

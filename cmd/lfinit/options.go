@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/readiness"
 	"github.com/light-fabric/lfinit/supervisor"
@@ -19,9 +19,11 @@ import (
 
 // config is everything a run was asked to do.
 type config struct {
-	opts    supervisor.Options
-	target  forward.Target
-	keepFDs int
+	opts   supervisor.Options
+	target forward.Target
+	// forwardTo is --forward-to, read into target.
+	forwardTo string
+	keepFDs   int
 	// Observability and readiness.
 	statusFile  string
 	metricsAddr string
@@ -31,6 +33,7 @@ type config struct {
 	stopTimeout time.Duration
 	allowance   time.Duration
 	logFormat   string
+	level       string // --log-level, read into logLevel
 	logLevel    slog.Level
 	push        pushConfig
 	argv        []string
@@ -76,8 +79,11 @@ func parseDuration(s string) (time.Duration, error) {
 type durationValue struct{ d *time.Duration }
 
 func (v durationValue) String() string {
-	if v.d == nil {
+	switch {
+	case v.d == nil:
 		return ""
+	case *v.d == 0:
+		return "0" // as it is written: a bare 0 needs no unit
 	}
 	return v.d.String()
 }
@@ -208,59 +214,11 @@ func (v choiceValue) Set(s string) error {
 	return fmt.Errorf("%q is not one of %s", s, strings.Join(v.choices, ", "))
 }
 
-// newFlagSet declares every option of a run on c.
-func newFlagSet(c *config, target, level *string) *flag.FlagSet {
-	fs := flag.NewFlagSet("lfinit", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	o := &c.opts
-	fs.Var(durationValue{&o.Budget.Grace}, "grace", "time from the shutdown signal to the deadline signal")
-	fs.Var(durationValue{&o.Budget.Floor}, "floor", "time from the grace deadline to SIGKILL of the whole tree")
-	fs.Var(durationValue{&o.Budget.DrainDelay}, "drain-delay", "time between the shutdown signal and the stop signal (readiness already false)")
-	fs.Var(signalList{&o.ShutdownSignals}, "shutdown-signals", "signals that start a shutdown")
-	fs.Var(signalValue{sig: &o.StopSignal}, "stop-signal", "signal the child gets when the drain starts (default: the one received)")
-	fs.Var(signalValue{sig: &o.DeadlineSignal, none: &o.NoDeadline}, "deadline-signal", "signal sent at the grace deadline, or none (default: the stop signal)")
-	fs.Var(choiceValue{target, []string{"child", "group"}}, "forward-to", "who gets forwarded signals: child or group")
-	fs.Var(countValue{&c.keepFDs}, "preserve-fds", "pass inherited descriptors 3 to 3+N-1 to the child; all others are closed")
-	fs.Var(exitMap{o.ExitMap}, "exit-map", "remap the child's exit code FROM=TO (repeatable)")
-	fs.Var(rewriteValue{o.Rewrite}, "rewrite", "the child gets signal TO when lfinit receives FROM (FROM:TO, TO 0 drops it; repeatable)")
-	fs.Var(signalValue{sig: &c.parentDeath}, "parent-death-signal", "signal lfinit sends itself when its parent exits (not as PID 1)")
-	fs.BoolVar(&c.warnOnReap, "warn-on-reap", false, "log at WARN every reaped process that is not the child")
-	fs.StringVar(&c.statusFile, "status-file", "", "JSON status file, replaced atomically at every transition")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics, /readyz and /livez on this address (off when empty)")
-	fs.StringVar(&c.readyTCP, "ready-tcp", "", "stay starting until HOST:PORT accepts a connection")
-	fs.StringVar(&c.readyHTTP, "ready-http", "", "stay starting until this URL answers 2xx/3xx")
-	fs.StringVar(&c.termLog, "termination-log", "", "final summary file, or none (default /dev/termination-log when it exists)")
-	fs.Var(durationValue{&c.stopTimeout}, "stop-timeout", "the orchestrator's stop timeout: refuse to start when grace+floor+allowance exceeds it")
-	fs.Var(durationValue{&c.allowance}, "allowance", "margin kept below --stop-timeout")
-	fs.Var(choiceValue{&c.logFormat, []string{"text", "json"}}, "log-format", "log format: text or json")
-	fs.Var(choiceValue{level, []string{"debug", "info", "warn", "error"}}, "log-level", "log level: debug, info, warn or error")
-	fs.StringVar(&c.push.gateway, "push-gateway", "", "push the final metrics to this Pushgateway URL at exit (off when empty)")
-	fs.StringVar(&c.push.job, "push-job", c.push.job, "the job name of the push")
-	fs.Var(c.push.grouping, "push-grouping", "grouping label NAME=VALUE of the push, on top of pod and namespace (repeatable)")
-	fs.Var(durationValue{&c.push.timeout}, "push-timeout", "cap on the whole push, retries included; counts in the budget")
-	fs.BoolVar(&c.help, "help", false, "show this help")
-	fs.BoolVar(&c.help, "h", false, "show this help")
-	fs.BoolVar(&c.version, "version", false, "print the version")
-	return fs
-}
-
 // parseArgs turns the command line and environment into a config. getenv
 // is os.Getenv in real life. A flag wins over its variable.
 func parseArgs(args []string, getenv func(string) string) (*config, error) {
-	c := &config{
-		opts: supervisor.Options{
-			Budget:          budget.Default(),
-			ShutdownSignals: forward.DefaultShutdown,
-			ExitMap:         map[int]int{},
-			Rewrite:         map[syscall.Signal]syscall.Signal{},
-		},
-		logFormat: "text",
-		allowance: budget.DefaultAllowance,
-		push:      pushConfig{job: "lfinit", timeout: DefaultPushTimeout, grouping: labelList{map[string]string{}}},
-	}
-	target, level := "child", "info"
-	fs := newFlagSet(c, &target, &level)
+	c := &config{}
+	fs := newFlagSet(c)
 	args, err := expandPeers(fs, args, c)
 	if err != nil {
 		return nil, err
@@ -276,7 +234,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	if err := applyEnv(fs, getenv); err != nil {
 		return nil, err
 	}
-	if err := applyPeerEnv(fs, getenv, &target, &level); err != nil {
+	if err := applyPeerEnv(fs, getenv, &c.forwardTo, &c.level); err != nil {
 		return nil, err
 	}
 	if c.help || c.version || c.license {
@@ -298,8 +256,8 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	if err := c.checkObservability(); err != nil {
 		return nil, err
 	}
-	c.target, _ = forward.ParseTarget(target)
-	c.logLevel = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[level]
+	c.target, _ = forward.ParseTarget(c.forwardTo)
+	c.logLevel = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.level]
 	return c, nil
 }
 
@@ -327,10 +285,10 @@ const helpTail = `
 Durations need a unit (250ms, 8s, 1m); a bare 0 is allowed. Signals may be
 written TERM, SIGTERM or 15.
 
-Exit codes: the child's code (or 128+N if it died by signal N, after
---exit-map) when it exited on its own or before the grace deadline; 1 when
-the grace deadline passed or lfinit had to SIGKILL it; 2 for a usage error;
-126 when COMMAND cannot be executed; 127 when it is not found.
+Exit codes: the child's code (or %d+N if it died by signal N, after
+--exit-map) when it exited on its own or before the grace deadline; %d when
+the grace deadline passed or lfinit had to SIGKILL it; %d for a usage error;
+%d when COMMAND cannot be executed; %d when it is not found.
 
 tini's, dumb-init's and catatonit's options and variables (-s, -g, -e CODE,
 -p SIG, -v, -w, -c, -r FROM:TO, TINI_KILL_PROCESS_GROUP, DUMB_INIT_SETSID, …)
@@ -403,26 +361,18 @@ func (c *config) readiness() *readiness.Check {
 
 // writeHelp prints the options with their variables and defaults.
 func writeHelp(w io.Writer) {
-	c := &config{opts: supervisor.Options{Budget: budget.Default(), ExitMap: map[int]int{}, Rewrite: map[syscall.Signal]syscall.Signal{}},
-		push: pushConfig{grouping: labelList{map[string]string{}}}}
-	t, l := "", ""
-	fs := newFlagSet(c, &t, &l)
-	defaults := map[string]string{
-		"grace": budget.DefaultGrace.String(), "floor": budget.DefaultFloor.String(), "drain-delay": "0",
-		"shutdown-signals": "TERM,INT", "forward-to": "child", "preserve-fds": "0", "allowance": budget.DefaultAllowance.String(), "log-format": "text", "log-level": "info",
-		"push-job": "lfinit", "push-timeout": DefaultPushTimeout.String(),
-	}
+	fs := newFlagSet(&config{})
 	fmt.Fprint(w, helpText)
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name == "h" || f.Name == "help" || f.Name == "version" {
 			return
 		}
 		def := ""
-		if d := defaults[f.Name]; d != "" {
+		if d := f.DefValue; d != "" && d != "false" {
 			def = " (default " + d + ")"
 		}
 		fmt.Fprintf(w, "  --%-18s %s%s\n  %-20s [%s]\n", f.Name, f.Usage, def, "", envName(f.Name))
 	})
 	fmt.Fprintf(w, "  --%-18s %s\n  --%-18s %s\n", "help", "show this help", "version", "print the version")
-	fmt.Fprint(w, helpTail)
+	fmt.Fprintf(w, helpTail, exitcode.SignalBase, exitcode.Forced, exitcode.Usage, exitcode.NotExec, exitcode.NotFound)
 }

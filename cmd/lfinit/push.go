@@ -16,6 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/push"
 )
 
+// DefaultPushJob is the job label of the push unless --push-job says otherwise.
+const DefaultPushJob = "lfinit"
+
 // DefaultPushTimeout caps the whole push of the final metrics, retries included.
 const DefaultPushTimeout = time.Second
 
@@ -71,7 +74,7 @@ func (p *pushConfig) check() error {
 		return usagef("invalid --push-gateway %q: want the Pushgateway's base URL, e.g. http://pushgateway.monitoring:9091", shorten(p.gateway))
 	}
 	if p.job == "" {
-		return usagef("--push-job is empty: the Pushgateway needs a job name (default lfinit)")
+		return usagef("--push-job is empty: the Pushgateway needs a job name (default %s)", DefaultPushJob)
 	}
 	if p.timeout <= 0 {
 		return usagef("--push-timeout must be more than 0 when --push-gateway is set (default %v)", DefaultPushTimeout)

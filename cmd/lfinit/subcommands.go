@@ -139,28 +139,18 @@ func writerAlive(int) bool { return true }
 
 // budgetCmd prints the shutdown timeline and checks it against a stop timeout.
 func budgetCmd(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
-	b := budget.Default()
-	var stop time.Duration
-	allowance := budget.DefaultAllowance
-	var gateway string
-	pushTimeout := DefaultPushTimeout
-	fs := flag.NewFlagSet("budget", flag.ContinueOnError)
-	// A push of the final metrics counts only when one is configured.
-	fs.StringVar(&gateway, "push-gateway", "", "")
-	fs.Var(durationValue{&pushTimeout}, "push-timeout", "")
-	fs.Var(durationValue{&b.Grace}, "grace", "")
-	fs.Var(durationValue{&b.Floor}, "floor", "")
-	fs.Var(durationValue{&b.DrainDelay}, "drain-delay", "")
-	fs.Var(durationValue{&stop}, "stop-timeout", "")
-	fs.Var(durationValue{&allowance}, "allowance", "")
+	// The run's own options, so that the defaults and the spelling are the run's.
+	c := &config{}
+	fs := flagSet("budget", c, "grace", "floor", "drain-delay", "stop-timeout", "allowance", "push-gateway", "push-timeout")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return exitcode.Usage, err
 	}
+	b, stop, allowance := c.opts.Budget, c.stopTimeout, c.allowance
 	if err := b.Validate(); err != nil {
 		return exitcode.Usage, usagef("%v", err)
 	}
-	if gateway != "" {
-		b.Push = pushTimeout
+	if c.push.gateway != "" { // a push of the final metrics counts only when one is configured
+		b.Push = c.push.timeout
 	}
 	fmt.Fprint(stdout, timeline(b))
 	rec := b.RecommendedSeconds(allowance)
