@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/light-fabric/lfinit/internal/loadkit"
+	"github.com/light-fabric/lfinit/internal/measure"
 )
 
 // nsPrefix runs a command as PID 1 of a fresh PID namespace, with its own /proc.
@@ -150,7 +150,7 @@ func (in *instance) signal(sig syscall.Signal) error {
 
 // waitExit blocks until PID 1 has exited (its pidfd turns readable).
 func (in *instance) waitExit(timeout time.Duration) error {
-	return loadkit.WaitPidfd(in.pidfd, timeout)
+	return measure.WaitPidfd(in.pidfd, timeout)
 }
 
 // stop kills the namespace (SIGKILL to its PID 1 ends every process in it)

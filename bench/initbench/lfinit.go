@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/light-fabric/lfinit/internal/loadkit"
+	"github.com/light-fabric/lfinit/internal/measure"
 )
 
 // The measurements only lfinit has: how late the hard deadline's SIGKILL
@@ -85,11 +85,11 @@ func deadlineOnce(lfinitBin, pauseBin, dir string, scrapers int) (float64, error
 	}
 	defer unix.Close(childfd)
 
-	stopScraping := loadkit.Scrape("http://"+addr+"/metrics", scrapers)
+	stopScraping := measure.Scrape("http://"+addr+"/metrics", scrapers)
 	time.Sleep(50 * time.Millisecond) // let the scrapers get going
 	err = in.signal(syscall.SIGTERM)
 	if err == nil {
-		err = loadkit.WaitPidfd(childfd, 5*time.Second)
+		err = measure.WaitPidfd(childfd, 5*time.Second)
 	}
 	dead := time.Now()
 	stopScraping()
@@ -141,7 +141,7 @@ func flipOnce(lfinitBin, pauseBin string) (float64, float64, error) {
 		return 0, 0, err
 	}
 	url := "http://" + addr + "/readyz"
-	for deadline := time.Now().Add(5 * time.Second); loadkit.Status(url) != 200; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); measure.Status(url) != 200; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			return 0, 0, errors.New("lfinit never became ready")
 		}
@@ -149,7 +149,7 @@ func flipOnce(lfinitBin, pauseBin string) (float64, float64, error) {
 	var rtts sample
 	for range 5 {
 		t := time.Now()
-		loadkit.Status(url)
+		measure.Status(url)
 		rtts = append(rtts, float64(time.Since(t))/1e6)
 	}
 	sleep(10 * time.Millisecond)
@@ -159,7 +159,7 @@ func flipOnce(lfinitBin, pauseBin string) (float64, float64, error) {
 	}
 	var lat time.Duration
 	for {
-		if loadkit.Status(url) == 503 {
+		if measure.Status(url) == 503 {
 			lat = time.Since(sent)
 			break
 		}

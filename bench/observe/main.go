@@ -28,7 +28,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/light-fabric/lfinit/internal/loadkit"
+	"github.com/light-fabric/lfinit/internal/measure"
 )
 
 func main() {
@@ -100,7 +100,7 @@ func start(bin string, args ...string) *lfinitProc {
 func readyFlip(bin string) time.Duration {
 	p := start(bin, "--metrics-addr", "127.0.0.1:0", "--drain-delay", "2s", "--grace", "5s", "--", "sleep", "60")
 	url := "http://" + p.addr + "/readyz"
-	for deadline := time.Now().Add(5 * time.Second); loadkit.Status(url) != 200; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); measure.Status(url) != 200; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			fail("lfinit never became ready")
 		}
@@ -109,7 +109,7 @@ func readyFlip(bin string) time.Duration {
 	check(p.cmd.Process.Signal(syscall.SIGTERM))
 	var lat time.Duration
 	for {
-		if loadkit.Status(url) == 503 {
+		if measure.Status(url) == 503 {
 			lat = time.Since(sent)
 			break
 		}
@@ -144,10 +144,10 @@ func deadlineLateness(bin, dir string, scrapers, slow int) time.Duration {
 			c.Write([]byte("GET /metrics HTTP/1.1\r\nHost: x\r\n"))
 		}
 	}
-	stopScraping := loadkit.Scrape("http://"+p.addr+"/metrics", scrapers)
+	stopScraping := measure.Scrape("http://"+p.addr+"/metrics", scrapers)
 	time.Sleep(50 * time.Millisecond) // let the scrapers get going
 	check(p.cmd.Process.Signal(syscall.SIGTERM))
-	if err := loadkit.WaitPidfd(pidfd, 5*time.Second); err != nil {
+	if err := measure.WaitPidfd(pidfd, 5*time.Second); err != nil {
 		fail("the child outlived the hard deadline: %v", err)
 	}
 	dead := time.Now()

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/light-fabric/lfinit/internal/loadkit"
+	"github.com/light-fabric/lfinit/internal/measure"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -214,9 +214,9 @@ func TestDeadlineUnderMetricsFlood(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	stopScraping := loadkit.Scrape("http://"+addr+"/metrics", 4)
+	stopScraping := measure.Scrape("http://"+addr+"/metrics", 4)
 	r.signal(syscall.SIGTERM)
-	if err := loadkit.WaitPidfd(pidfd, 5*time.Second); err != nil {
+	if err := measure.WaitPidfd(pidfd, 5*time.Second); err != nil {
 		t.Fatalf("the child outlived the deadline: %v", err)
 	}
 	dead := time.Now()

@@ -1,7 +1,7 @@
-// Package loadkit holds the few measuring tools that the benchmarks and
+// Package measure holds the few measuring tools that the benchmarks and
 // the end-to-end tests share: waiting for a process to exit through its
 // pidfd, and scraping an HTTP endpoint in a tight loop.
-package loadkit
+package measure
 
 import (
 	"errors"

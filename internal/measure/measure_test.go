@@ -1,4 +1,4 @@
-package loadkit
+package measure
 
 import (
 	"net/http"
