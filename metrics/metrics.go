@@ -76,56 +76,42 @@ func New(info BuildInfo, src Sources) *Metrics {
 		reg:   prometheus.NewRegistry(),
 		own:   prometheus.NewRegistry(),
 		state: newStateCollector(),
-		readyGauge: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lfinit_ready",
-			Help: "Whether lfinit reports its child ready (1) or not (0), as in the status file.",
-		}),
-		startTime: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lfinit_start_time_seconds",
-			Help: "Unix time lfinit started supervising (the child's start once known).",
-		}),
-		readyTime: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lfinit_ready_timestamp_seconds",
-			Help: "Unix time the child became ready; 0 until then.",
-		}),
-		shutdownStart: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lfinit_shutdown_start_timestamp_seconds",
-			Help: "Unix time the first shutdown signal was received; 0 until then.",
-		}),
-		graceDeadline: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lfinit_grace_deadline_timestamp_seconds",
-			Help: "Unix time of the grace deadline, after which the deadline signal is sent; 0 until a shutdown starts.",
-		}),
-		hardDeadline: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lfinit_hard_deadline_timestamp_seconds",
-			Help: "Unix time of the hard deadline, when the whole tree is SIGKILLed; 0 until a shutdown starts.",
-		}),
-		shutdownDuration: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lfinit_shutdown_duration_seconds",
-			Help: "Time from the first shutdown signal to the stopped phase; 0 until then or when no shutdown was asked.",
-		}),
-		killed: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lfinit_killed_processes",
-			Help: "Processes lfinit had to SIGKILL; set when lfinit stops.",
-		}),
-		reaped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "lfinit_reaped_total",
-			Help: "Processes (the child, orphans, zombies) reaped by lfinit.",
-		}),
-		received: newCounterSet(prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lfinit_signals_received_total",
-			Help: "Signals received by lfinit, by signal name.",
-		}, []string{"signal"})),
-		forwarded: newCounterSet(prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lfinit_signals_forwarded_total",
-			Help: "Signals sent by lfinit to its child or process group, by signal name.",
-		}, []string{"signal"})),
+		readyGauge: gauge("lfinit_ready",
+			"Whether lfinit reports its child ready (1) or not (0), as in the status file."),
+		startTime: gauge("lfinit_start_time_seconds",
+			"Unix time lfinit started supervising (the child's start once known)."),
+		readyTime: gauge("lfinit_ready_timestamp_seconds",
+			"Unix time the child became ready; 0 until then."),
+		shutdownStart: gauge("lfinit_shutdown_start_timestamp_seconds",
+			"Unix time the first shutdown signal was received; 0 until then."),
+		graceDeadline: gauge("lfinit_grace_deadline_timestamp_seconds",
+			"Unix time of the grace deadline, after which the deadline signal is sent; 0 until a shutdown starts."),
+		hardDeadline: gauge("lfinit_hard_deadline_timestamp_seconds",
+			"Unix time of the hard deadline, when the whole tree is SIGKILLed; 0 until a shutdown starts."),
+		shutdownDuration: gauge("lfinit_shutdown_duration_seconds",
+			"Time from the first shutdown signal to the stopped phase; 0 until then or when no shutdown was asked."),
+		killed: gauge("lfinit_killed_processes",
+			"Processes lfinit had to SIGKILL; set when lfinit stops."),
+		reaped: prometheus.NewCounter(prometheus.CounterOpts{Name: "lfinit_reaped_total",
+			Help: "Processes (the child, orphans, zombies) reaped by lfinit."}),
+		received: bySignal("lfinit_signals_received_total",
+			"Signals received by lfinit, by signal name."),
+		forwarded: bySignal("lfinit_signals_forwarded_total",
+			"Signals sent by lfinit to its child or process group, by signal name."),
 	}
 	m.live.Store(true)
 	// Replaced by the status's started_at at the first transition; set now
 	// so that the very first scrape has it.
 	m.startTime.Set(unixSeconds(time.Now()))
 
+	m.registerAll(info)
+	m.registerSources(src)
+	m.handler = m.newHandler()
+	return m
+}
+
+// registerAll registers every series of m on its registries.
+func (m *Metrics) registerAll(info BuildInfo) {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -145,9 +131,16 @@ func New(info BuildInfo, src Sources) *Metrics {
 		m.forwarded.vec,
 		newBuildInfo(info),
 	)
-	m.registerSources(src)
-	m.handler = m.newHandler()
-	return m
+}
+
+// gauge is one of lfinit's gauges.
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+}
+
+// bySignal is a counter with a signal label.
+func bySignal(name, help string) *counterSet {
+	return newCounterSet(prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"signal"}))
 }
 
 // newBuildInfo is lfinit_build_info: always 1, the facts in its labels.
