@@ -23,6 +23,29 @@ var defaultTerminationLog = "/dev/termination-log"
 // log: one plain-text paragraph, always under 1024 bytes, built from the
 // final status s and the total run time. Null fields are left out.
 func TerminationMessage(s Status, total time.Duration) string {
+	head := summaryHead(s, total)
+	n := len(s.StillRunning)
+	if n == 0 {
+		return truncateUTF8(head, maxTerminationMessage)
+	}
+	const intro = "; still running at the hard deadline and killed: "
+	fallback := intro + strconv.Itoa(n) + " process"
+	if n != 1 {
+		fallback += "es"
+	}
+	// The head is ours and short; truncating it only guards against an
+	// absurd reason or signal string eating the whole budget.
+	head = truncateUTF8(head, maxTerminationMessage-len(fallback))
+	list, ok := killedList(head+intro, s.StillRunning)
+	if !ok {
+		return head + fallback
+	}
+	return list
+}
+
+// summaryHead is the first part of the summary: outcome (or phase), exit
+// code, reason, signal and duration, on one line.
+func summaryHead(s Status, total time.Duration) string {
 	var b strings.Builder
 	b.WriteString("lfinit:")
 	field := func(k, v string) {
@@ -48,26 +71,16 @@ func TerminationMessage(s Status, total time.Duration) string {
 		field("signal", *s.Signal)
 	}
 	field("duration", total.Round(time.Millisecond).String())
-	head := oneLine(b.String())
+	return oneLine(b.String())
+}
 
-	n := len(s.StillRunning)
-	if n == 0 {
-		return truncateUTF8(head, maxTerminationMessage)
-	}
-	const intro = "; still running at the hard deadline and killed: "
-	fallback := intro + strconv.Itoa(n) + " process"
-	if n != 1 {
-		fallback += "es"
-	}
-	// The head is ours and short; truncating it only guards against an
-	// absurd reason or signal string eating the whole budget.
-	head = truncateUTF8(head, maxTerminationMessage-len(fallback))
-
+// killedList appends to prefix as many of names as fit in the message,
+// then ", and N more" for the rest; ok is false when not even one fits.
+func killedList(prefix string, names []string) (string, bool) {
 	var m strings.Builder
-	m.WriteString(head)
-	m.WriteString(intro)
-	listed := 0
-	for i, name := range s.StillRunning {
+	m.WriteString(prefix)
+	n, listed := len(names), 0
+	for i, name := range names {
 		name = oneLine(name)
 		sep := ""
 		if i > 0 {
@@ -87,12 +100,12 @@ func TerminationMessage(s Status, total time.Duration) string {
 		listed++
 	}
 	if listed == 0 {
-		return head + fallback
+		return "", false
 	}
 	if listed < n {
 		fmt.Fprintf(&m, ", and %d more", n-listed)
 	}
-	return m.String()
+	return m.String(), true
 }
 
 // oneLine makes s one line of valid UTF-8, since process names come from the
