@@ -46,19 +46,8 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		}
 	}
 	c, err := parseArgs(args[1:], os.Getenv)
-	var ue *usageError
-	switch {
-	case errors.As(err, &ue):
-		return usage(stderr, ue.msg)
-	case c.help:
-		writeHelp(stdout)
-		return 0
-	case c.version:
-		fmt.Fprintf(stdout, "lfinit %s\n", version)
-		return 0
-	case c.license:
-		fmt.Fprint(stdout, licenseText)
-		return 0
+	if code, done := answer(c, err, stdout, stderr); done {
+		return code
 	}
 	if c.parentDeath != 0 && os.Getpid() != 1 {
 		if err := setParentDeathSignal(c.parentDeath); err != nil {
@@ -72,6 +61,31 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage(stderr, err.Error())
 	}
+	return supervise(c, pre, env, childEnv, maskErr, stderr)
+}
+
+// answer handles a command line that asks no run: a usage error, --help,
+// --version, tini -l. done is false when there is a run to do.
+func answer(c *config, err error, stdout, stderr io.Writer) (code int, done bool) {
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue):
+		return usage(stderr, ue.msg), true
+	case c.help:
+		writeHelp(stdout)
+	case c.version:
+		fmt.Fprintf(stdout, "lfinit %s\n", version)
+	case c.license:
+		fmt.Fprint(stdout, licenseText)
+	default:
+		return 0, false
+	}
+	return 0, true
+}
+
+// supervise runs the child under the supervisor, with the logger, the
+// observers and the final push around it, and returns lfinit's exit code.
+func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, stderr io.Writer) int {
 	logOut, log := newLogger(c, stderr)
 	defer logOut.Close(200 * time.Millisecond)
 	if maskErr != nil {
