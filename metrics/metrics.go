@@ -356,24 +356,22 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.exitDesc
 }
 
+// oneOf sends the series of an enum, one per value: on[i] for the current
+// value i, off for the others.
+func oneOf(ch chan<- prometheus.Metric, on, off []prometheus.Metric, current int) {
+	for i := range on {
+		if i == current {
+			ch <- on[i]
+		} else {
+			ch <- off[i]
+		}
+	}
+}
+
 // Collect implements prometheus.Collector.
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	phase := int(c.phase.Load())
-	for i := range c.phases {
-		if i == phase {
-			ch <- c.phaseOn[i]
-		} else {
-			ch <- c.phaseOff[i]
-		}
-	}
-	outcome := int(c.outcome.Load())
-	for i := range c.outcomes {
-		if i == outcome {
-			ch <- c.outcomeOn[i]
-		} else {
-			ch <- c.outcomeOff[i]
-		}
-	}
+	oneOf(ch, c.phaseOn, c.phaseOff, int(c.phase.Load()))
+	oneOf(ch, c.outcomeOn, c.outcomeOff, int(c.outcome.Load()))
 	if code := c.exitCode.Load(); code != noExitCode {
 		ch <- prometheus.MustNewConstMetric(c.exitDesc, prometheus.GaugeValue, float64(code))
 	}

@@ -55,35 +55,26 @@ func (s Status) utc() Status {
 // or slice.
 func (s Status) clone() Status {
 	c := s
-	if s.Outcome != nil {
-		v := *s.Outcome
-		c.Outcome = &v
-	}
-	if s.ExitCode != nil {
-		v := *s.ExitCode
-		c.ExitCode = &v
-	}
-	if s.Reason != nil {
-		v := *s.Reason
-		c.Reason = &v
-	}
-	if s.Signal != nil {
-		v := *s.Signal
-		c.Signal = &v
-	}
-	if s.ChildPid != nil {
-		v := *s.ChildPid
-		c.ChildPid = &v
-	}
-	if s.RemainingSeconds != nil {
-		v := *s.RemainingSeconds
-		c.RemainingSeconds = &v
-	}
+	c.Outcome = copyOf(s.Outcome)
+	c.ExitCode = copyOf(s.ExitCode)
+	c.Reason = copyOf(s.Reason)
+	c.Signal = copyOf(s.Signal)
+	c.ChildPid = copyOf(s.ChildPid)
+	c.RemainingSeconds = copyOf(s.RemainingSeconds)
 	c = c.utc() // fresh time pointers
 	if s.StillRunning != nil {
 		c.StillRunning = append([]string(nil), s.StillRunning...)
 	}
 	return c
+}
+
+// copyOf is a new pointer to a copy of *p, or nil.
+func copyOf[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // WriteAtomic replaces the file at path with s. It writes a temporary file in

@@ -197,12 +197,7 @@ type choiceValue struct {
 	choices []string
 }
 
-func (v choiceValue) String() string {
-	if v.s == nil {
-		return ""
-	}
-	return *v.s
-}
+func (v choiceValue) String() string { return stringValue{v.s}.String() }
 
 func (v choiceValue) Set(s string) error {
 	for _, c := range v.choices {
