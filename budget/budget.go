@@ -3,7 +3,7 @@
 // Given the configured grace, floor and drain delay and the instants at which
 // shutdown signals arrive, it says when the stop signal, the deadline signal
 // and the final SIGKILL are due. It reads no clock and makes no syscalls, so
-// every rule of DESIGN.md §1.4 is a unit test with made-up instants.
+// every rule of the shutdown's timeline is a unit test with made-up instants.
 package budget
 
 import (

@@ -1,6 +1,6 @@
 // Package metrics publishes lfinit's phase, signals, reaping and shutdown
 // outcome as Prometheus metrics and serves them, with the /readyz and /livez
-// probes, on --metrics-addr (DESIGN.md §1.7).
+// probes, on --metrics-addr.
 //
 // The recording methods are called from the supervisor loop, which is PID 1's
 // signal and deadline loop: anything slow there delays a forwarded signal or

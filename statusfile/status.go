@@ -12,7 +12,7 @@ const Version = 1
 // Phase is where lfinit is in the life of its child.
 type Phase string
 
-// The phases of DESIGN.md §1.7.
+// The phases, as lfinit(1) lists them under PHASES.
 const (
 	Starting        Phase = "starting"
 	Ready           Phase = "ready"
@@ -29,7 +29,7 @@ var Phases = []Phase{Starting, Ready, Quiescing, Draining, AbortingStartup, Clea
 // Outcome is how the run ended; empty while it runs.
 type Outcome string
 
-// The outcomes of DESIGN.md §1.6.
+// The outcomes, as lfinit(1) lists them under EXIT STATUS.
 const (
 	Running          Outcome = ""
 	ChildExited      Outcome = "child-exited"
