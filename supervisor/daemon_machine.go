@@ -69,11 +69,11 @@ func (m *Machine) startCommandExited(now time.Time, code int, treeEmpty bool) ([
 		return nil, false // the start was aborted, or nothing is left: as usual
 	case treeEmpty:
 		m.alive = false
-		return m.pidfileFailed(now, "the start command exited 0 and left no process to follow", true), true
+		return m.pidfileFailed(now, "was not read: the start command exited 0 and left no process to follow", true), true
 	}
 	m.d.tree, m.d.awaiting = true, true
 	m.d.deadline, m.d.nextRead = now.Add(m.opt.PidfileTimeout), now
-	m.d.problem = "no valid pid was read yet"
+	m.d.problem = "was not read yet"
 	return m.advance(now, nil), true
 }
 

@@ -53,6 +53,7 @@ type Options struct {
 	// (--pidfile, --wait-for=tree); PidfileTimeout bounds the wait for
 	// the pidfile, read every PidfilePoll (default 20ms).
 	Daemon         Daemon
+	Pidfile        string // the path, for the loop (DaemonPidfile)
 	PidfileTimeout time.Duration
 	PidfilePoll    time.Duration
 }

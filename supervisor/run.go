@@ -111,6 +111,8 @@ type runner struct {
 	nreaped    int
 	dirty      bool    // publish a status after this batch of actions
 	sendErrs   []error // what sendNow's deliveries returned, for apply
+	// pidfileProblem is the last problem logged about --pidfile (daemon.go).
+	pidfileProblem string
 }
 
 // Run starts the child and supervises it until lfinit must exit; it returns
@@ -199,7 +201,7 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 		what = "shutdown"
 	case r.m.IsShutdownSignal(sig):
 		what = "hurry"
-	case r.reaped:
+	case r.reaped && !r.m.FollowsTree():
 		what = "dropped: the child has exited"
 	}
 	now := time.Now()
@@ -228,7 +230,7 @@ func (r *runner) reap() []Action {
 		n++
 		if pid == r.child && !r.reaped {
 			r.reaped, childDone, ws = true, true, status
-		} else if r.WarnOnReap {
+		} else if r.m.OtherExited(reaper.ExitCode(status)); r.WarnOnReap {
 			r.Log.Warn("reaped a process that is not the child", "pid", pid, "status", describe(status))
 		}
 	})
@@ -291,6 +293,12 @@ func (r *runner) apply(acts []Action) (int, bool) {
 			r.Log.Info("terminating leftovers of the child", "signal", "SIGTERM", "processes", n)
 		case ActKillTree:
 			r.kill()
+		case ActReadPidfile:
+			if code, done := r.apply(r.readPidfile()); done {
+				return code, true
+			}
+		case ActPidfileFailed:
+			r.pidfileFailed(a.Why)
 		case ActExit:
 			r.finish(a.Code)
 			return a.Code, true
@@ -345,6 +353,9 @@ func (r *runner) sendNow(acts []Action) {
 
 // deliver sends a forwarded signal to the child, or its group.
 func (r *runner) deliver(a Action) error {
+	if a.Tree {
+		return r.signalTree(a.Signal)
+	}
 	if r.reaped {
 		return errChildGone
 	}

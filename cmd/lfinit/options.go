@@ -37,7 +37,8 @@ type config struct {
 	// Signals around the run, and the peers' options (compat.go).
 	parentDeath syscall.Signal // --parent-death-signal, 0: none
 	warnOnReap  bool
-	license     bool // tini -l, catatonit -L
+	license     bool   // tini -l, catatonit -L
+	waitFor     string // --wait-for: child or tree (daemonopts.go)
 }
 
 // usageError is a bad flag, variable or value: exit 2 before anything starts.
@@ -223,6 +224,9 @@ func newFlagSet(c *config, target, level *string) *flag.FlagSet {
 	fs.Var(exitMap{o.ExitMap}, "exit-map", "remap the child's exit code FROM=TO (repeatable)")
 	fs.Var(rewriteValue{o.Rewrite}, "rewrite", "the child gets signal TO when lfinit receives FROM (FROM:TO, TO 0 drops it; repeatable)")
 	fs.Var(signalValue{sig: &c.parentDeath}, "parent-death-signal", "signal lfinit sends itself when its parent exits (not as PID 1)")
+	fs.StringVar(&o.Pidfile, "pidfile", "", "once COMMAND exits 0, follow the daemon whose pid is in this file")
+	fs.Var(durationValue{&o.PidfileTimeout}, "pidfile-timeout", "how long to wait for --pidfile to name a daemon after COMMAND exits 0")
+	fs.Var(choiceValue{&c.waitFor, []string{"child", "tree"}}, "wait-for", "what the run lasts for: child (COMMAND) or tree (until every process of the tree is gone)")
 	fs.BoolVar(&c.warnOnReap, "warn-on-reap", false, "log at WARN every reaped process that is not the child")
 	fs.StringVar(&c.statusFile, "status-file", "", "JSON status file, replaced atomically at every transition")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics, /readyz and /livez on this address (off when empty)")
@@ -248,7 +252,9 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 			ShutdownSignals: forward.DefaultShutdown,
 			ExitMap:         map[int]int{},
 			Rewrite:         map[syscall.Signal]syscall.Signal{},
+			PidfileTimeout:  supervisor.PidfileTimeoutDefault,
 		},
+		waitFor:   "child",
 		logFormat: "text",
 		allowance: budget.DefaultAllowance,
 	}
@@ -285,6 +291,9 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 		return nil, usagef("%v: set --drain-delay below --grace", err)
 	}
 	if err := c.checkObservability(); err != nil {
+		return nil, err
+	}
+	if err := c.checkDaemon(); err != nil {
 		return nil, err
 	}
 	c.target, _ = forward.ParseTarget(target)
@@ -398,6 +407,7 @@ func writeHelp(w io.Writer) {
 	defaults := map[string]string{
 		"grace": budget.DefaultGrace.String(), "floor": budget.DefaultFloor.String(), "drain-delay": "0",
 		"shutdown-signals": "TERM,INT", "forward-to": "child", "preserve-fds": "0", "allowance": budget.DefaultAllowance.String(), "log-format": "text", "log-level": "info",
+		"pidfile-timeout": supervisor.PidfileTimeoutDefault.String(), "wait-for": "child",
 	}
 	fmt.Fprint(w, helpText)
 	fs.VisitAll(func(f *flag.Flag) {

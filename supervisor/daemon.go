@@ -1,0 +1,93 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/forward"
+	"github.com/light-fabric/lfinit/reaper"
+)
+
+// The syscall side of services that daemonize (--pidfile, --wait-for=tree):
+// reading the pidfile, adopting the process it names, signalling the tree.
+// The decisions are Machine's (daemon_machine.go).
+
+// pidfileLimit is how much of a pidfile is read: the pid is on its first line.
+const pidfileLimit = 4096
+
+// readPidfile reads the pidfile and adopts the process it names, or tells
+// the machine what is wrong with it.
+func (r *runner) readPidfile() []Action {
+	procs := reaper.Table("/proc")
+	pid, problem := checkPidfile(r.Pidfile, procs)
+	now := time.Now()
+	if problem != "" {
+		if problem != r.pidfileProblem {
+			r.pidfileProblem = problem
+			r.Log.Debug("the pidfile is not usable yet", "path", r.Pidfile, "problem", problem)
+		}
+		return r.m.PidfileChecked(now, problem)
+	}
+	r.child, r.reaped = pid, false
+	if r.Target == forward.Group {
+		// Its group only when it leads one: kill(-pid) must never reach a
+		// group the daemon merely belongs to (that of a shell, of lfinit).
+		if pgid, err := unix.Getpgid(pid); err != nil || pgid != pid {
+			r.Target = forward.Child
+			r.Log.Warn("the daemon does not lead a process group; forwarding to it alone", "pid", pid, "pgid", pgid)
+		}
+	}
+	r.Log.Info("following the daemon named in the pidfile", "path", r.Pidfile, "pid", pid, "cmd", comm(procs, pid))
+	return r.m.Adopt(now)
+}
+
+// checkPidfile reads path and checks the process it names on procs.
+func checkPidfile(path string, procs []reaper.Proc) (int, string) {
+	f, err := os.Open(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return 0, "does not exist"
+	case err != nil:
+		return 0, fmt.Sprintf("cannot be read: %v", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, pidfileLimit))
+	if err != nil {
+		return 0, fmt.Sprintf("cannot be read: %v", err)
+	}
+	pid, err := ParsePidfile(b)
+	if err != nil {
+		return 0, err.Error()
+	}
+	return pid, Adoptable(procs, os.Getpid(), pid)
+}
+
+// pidfileFailed logs why no daemon can be followed.
+func (r *runner) pidfileFailed(problem string) {
+	r.Log.Error("no daemon to follow: the pidfile "+problem, "path", r.Pidfile,
+		"pidfile_timeout", r.PidfileTimeout.String(), "exit_code", ExitNoPidfile)
+}
+
+// signalTree delivers a forward meant for every process of the tree.
+func (r *runner) signalTree(sig syscall.Signal) error {
+	if len(reaper.SignalTree(r.PID1, sig, func() {})) == 0 {
+		return errChildGone // nothing left to signal: nothing to report
+	}
+	return nil
+}
+
+func comm(procs []reaper.Proc, pid int) string {
+	for _, p := range procs {
+		if p.Pid == pid {
+			return p.Comm
+		}
+	}
+	return ""
+}
