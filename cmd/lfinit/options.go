@@ -326,7 +326,8 @@ written TERM, SIGTERM or 15.
 
 Exit codes: the child's code (or 128+N if it died by signal N, after
 --exit-map) when it exited on its own or before the grace deadline; 1 when
-the grace deadline passed or lfinit had to SIGKILL it; 2 for a usage error;
+the grace deadline passed or lfinit had to SIGKILL it, or --pidfile named no
+daemon to follow; 2 for a usage error;
 126 when COMMAND cannot be executed; 127 when it is not found.
 
 tini's, dumb-init's and catatonit's options and variables (-s, -g, -e CODE,
