@@ -216,3 +216,84 @@ func TestExitMapAppliesToTheTreesCode(t *testing.T) {
 	m.OtherExited(143)
 	expect(t, "gone", m.TreeEmpty(at(3*s)), "phase:stopped exit:0")
 }
+
+// FuzzMachineDaemon feeds any sequence of events to a machine following a
+// pidfile or the tree, and checks: one exit at most and nothing after it;
+// no SIGKILL before the hard deadline; no forward to a single process when
+// there is none to follow; no pidfile read once a shutdown began; a failed
+// or forced run never exits 0.
+func FuzzMachineDaemon(f *testing.F) {
+	f.Add([]byte{4, 0, 7, 1, 8, 0, 0, 5, 3, 200, 4, 143}, true, uint8(20))
+	f.Add([]byte{4, 0, 9, 3, 3, 255, 3, 255, 5, 0}, true, uint8(5))
+	f.Add([]byte{0, 1, 4, 0, 5, 0}, false, uint8(0))
+	f.Fuzz(func(t *testing.T, events []byte, pidfile bool, timeout uint8) {
+		mode := DaemonTree
+		if pidfile {
+			mode = DaemonPidfile
+		}
+		m := NewMachine(Options{Budget: budget.Config{Grace: 2 * s, Floor: 300 * ms}, Daemon: mode, PidfileTimeout: time.Duration(timeout) * 10 * ms})
+		now := t0
+		exits, startAlive, adoptedAlive := 0, true, false
+		check := func(acts []Action) {
+			for _, a := range acts {
+				if exits > 0 {
+					t.Fatalf("action %+v after exit", a)
+				}
+				switch a.Kind {
+				case ActForward:
+					if !a.Tree && !startAlive && !adoptedAlive {
+						t.Fatalf("forward %v to a process that is not there", a.Signal)
+					}
+				case ActReadPidfile:
+					if !pidfile || m.ShuttingDown() {
+						t.Fatalf("pidfile read (pidfile %v, shutting down %v)", pidfile, m.ShuttingDown())
+					}
+				case ActKillTree:
+					if h, ok := m.HardDeadline(); !ok || now.Before(h) {
+						t.Fatalf("SIGKILL at %v before the hard deadline %v", now.Sub(t0), h.Sub(t0))
+					}
+				case ActExit:
+					exits++
+					o := m.Outcome()
+					if (o == statusfile.Failed || o == statusfile.DeadlineExceeded) && a.Code != 1 {
+						t.Fatalf("outcome %s with exit %d", o, a.Code)
+					}
+				}
+			}
+		}
+		check(m.Started(now, true))
+		for i := 0; i+1 < len(events); i += 2 {
+			kind, arg := events[i]%10, events[i+1]
+			now = now.Add(time.Duration(arg) * 10 * ms)
+			switch kind {
+			case 0, 1:
+				check(m.Signal(now, []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP}[kind]))
+			case 2, 3:
+				check(m.Tick(now))
+			case 4:
+				if startAlive {
+					startAlive = false
+					check(m.ChildExited(now, exited(int(arg%3)), arg%5 == 0))
+				} else if adoptedAlive {
+					adoptedAlive = false
+					check(m.ChildExited(now, exited(int(arg)), arg%2 == 0))
+				}
+			case 5:
+				if !startAlive && !adoptedAlive {
+					check(m.TreeEmpty(now))
+				}
+			case 6:
+				m.OtherExited(int(arg))
+			case 7:
+				check(m.PidfileChecked(now, "does not exist"))
+			case 8:
+				before := m.d.adopted
+				acts := m.Adopt(now)
+				adoptedAlive = adoptedAlive || (!before && m.d.adopted)
+				check(acts)
+			case 9:
+				check(m.MarkReady(now))
+			}
+		}
+	})
+}

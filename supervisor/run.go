@@ -377,6 +377,9 @@ func (r *runner) report(a Action, err error) {
 	}
 	if a.Why != "relay" {
 		attrs := []any{"signal", name, "to", r.Target.String(), "pid", r.child}
+		if a.Tree {
+			attrs = []any{"signal", name, "to", "tree"}
+		}
 		if hard, ok := r.m.HardDeadline(); ok {
 			attrs = append(attrs, "remaining", remaining(hard, time.Now()))
 		}
