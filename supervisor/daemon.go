@@ -41,10 +41,10 @@ func (r *runner) readPidfile() []Action {
 		// group the daemon merely belongs to (that of a shell, of lfinit).
 		if pgid, err := unix.Getpgid(pid); err != nil || pgid != pid {
 			r.Target = forward.Child
-			r.Log.Warn("the daemon does not lead a process group; forwarding to it alone", "pid", pid, "pgid", pgid)
+			r.Log.Warn("the daemon does not lead a process group; forwarding to it alone", "daemon_pid", pid, "pgid", pgid)
 		}
 	}
-	r.Log.Info("following the daemon named in the pidfile", "path", r.Pidfile, "pid", pid, "cmd", comm(procs, pid))
+	r.Log.Debug("following the daemon named in the pidfile", "path", r.Pidfile, "daemon_pid", pid, "cmd", comm(procs, pid))
 	return r.m.Adopt(now)
 }
 
@@ -72,7 +72,7 @@ func checkPidfile(path string, procs []reaper.Proc) (int, string) {
 // pidfileFailed logs why no daemon can be followed.
 func (r *runner) pidfileFailed(problem string) {
 	r.Log.Error("no daemon to follow: the pidfile "+problem, "path", r.Pidfile,
-		"pidfile_timeout", r.PidfileTimeout.String(), "exit_code", ExitNoPidfile)
+		"pidfile_timeout_seconds", seconds(r.PidfileTimeout), "exit_code", ExitNoPidfile)
 }
 
 // signalTree delivers a forward meant for every process of the tree.
