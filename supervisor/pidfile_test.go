@@ -1,9 +1,16 @@
 package supervisor
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/light-fabric/lfinit/reaper"
 )
@@ -87,5 +94,65 @@ func TestAdoptable(t *testing.T) {
 		if (want == "") != (got == "") || !strings.Contains(got, want) {
 			t.Errorf("Adoptable(%d) = %q, want %q", pid, got, want)
 		}
+	}
+}
+
+func TestCheckPidfile(t *testing.T) {
+	procs := []reaper.Proc{{Pid: os.Getpid(), Ppid: 1, State: 'S', Comm: "self"}, {Pid: 4242, Ppid: os.Getpid(), State: 'S', Comm: "daemon"}}
+	cases := []struct {
+		b       string
+		err     error
+		pid     int
+		problem string
+	}{
+		{"4242\n", nil, 4242, ""},
+		{"", fs.ErrNotExist, 0, "does not exist"},
+		{"", fs.ErrPermission, 0, "cannot be read"},
+		{"x\n", nil, 0, "does not hold a process id"},
+		{"4243\n", nil, 4243, "does not exist"},
+	}
+	for _, c := range cases {
+		pid, problem := checkPidfile([]byte(c.b), c.err, procs)
+		if (problem == "") != (c.problem == "") || !strings.Contains(problem, c.problem) || (c.problem == "" && pid != c.pid) {
+			t.Errorf("checkPidfile(%q, %v) = %d, %q; want %d, %q", c.b, c.err, pid, problem, c.pid, c.problem)
+		}
+	}
+}
+
+// A pidfile on a hung filesystem (here a FIFO nobody writes: open blocks)
+// holds up the loop for pidfileReadWait at most, and is never read twice
+// at once; once it answers, its content is used.
+func TestReadPidfileBoundedDoesNotHang(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pid")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	r := &runner{Config: Config{Options: Options{Pidfile: fifo}}}
+	for i := range 2 {
+		begun := time.Now()
+		if _, err := r.readPidfileBounded(); err == nil || !strings.Contains(err.Error(), "hung") {
+			t.Fatalf("read %d of a hung pidfile: %v", i, err)
+		}
+		if took := time.Since(begun); took > time.Second {
+			t.Fatalf("read %d held the loop for %v", i, took)
+		}
+	}
+	first := r.pidfile.pending
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteString("4242\n")
+	w.Close()
+	var b []byte
+	waitUntil := time.Now().Add(5 * time.Second)
+	for err = errors.New("not yet"); err != nil && time.Now().Before(waitUntil); {
+		if r.pidfile.pending != nil && r.pidfile.pending != first {
+			t.Fatal("a second read was started while the first hung")
+		}
+		b, err = r.readPidfileBounded()
+	}
+	if err != nil || string(b) != "4242\n" {
+		t.Fatalf("after the writer came: %q, %v", b, err)
 	}
 }

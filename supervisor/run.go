@@ -114,10 +114,9 @@ type runner struct {
 	tty        *spawn.Terminal // lfinit's controlling terminal, nil without one
 	jobControl bool            // not PID 1 and on a terminal: stop when the child stops
 	nreaped    int
-	dirty      bool    // publish a status after this batch of actions
-	sendErrs   []error // what sendNow's deliveries returned, for apply
-	// pidfileProblem is the last problem logged about --pidfile (daemon.go).
-	pidfileProblem string
+	dirty      bool         // publish a status after this batch of actions
+	sendErrs   []error      // what sendNow's deliveries returned, for apply
+	pidfile    pidfileState // --pidfile's reads (daemon.go)
 }
 
 // Run starts the child and supervises it until lfinit must exit; it returns
