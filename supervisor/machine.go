@@ -174,7 +174,8 @@ func (m *Machine) Drops(sig syscall.Signal) bool {
 }
 
 // Started records that the child was started at now. Without readiness
-// gating the child is ready as soon as exec succeeded.
+// gating the child is ready as soon as exec succeeded; with --pidfile, once
+// the daemon is adopted.
 func (m *Machine) Started(now time.Time, ready bool) []Action {
 	m.alive, m.startedAt = true, now
 	m.d.gated = !ready
@@ -267,7 +268,8 @@ func (m *Machine) begin(now time.Time, sig, to syscall.Signal) []Action {
 }
 
 // ChildExited records the main child's wait status at now; treeEmpty says
-// whether wait4 found no other process left.
+// whether wait4 found no other process left. In the daemon modes a start
+// command that exits 0 hands over to the pidfile's process or to the tree.
 func (m *Machine) ChildExited(now time.Time, ws unix.WaitStatus, treeEmpty bool) []Action {
 	if !m.alive || m.done || m.d.tree {
 		return nil
