@@ -297,3 +297,15 @@ func FuzzMachineDaemon(f *testing.F) {
 		}
 	})
 }
+
+func TestPidfileTimeoutZeroReadsOnce(t *testing.T) {
+	m := daemonMachine(DaemonPidfile, 0)
+	m.Started(t0, true)
+	expect(t, "exit 0", m.ChildExited(at(s), exited(0), false), "read-pidfile")
+	expect(t, "the one read fails", m.PidfileChecked(at(s), "does not exist"), "pidfile-failed phase:cleaning-up term-tree")
+
+	m = daemonMachine(DaemonPidfile, 0)
+	m.Started(t0, true)
+	m.ChildExited(at(s), exited(0), false)
+	expect(t, "the one read finds it", m.Adopt(at(s)), "phase:ready")
+}
