@@ -240,3 +240,22 @@ func TestStartStopDaemonWithPidfile(t *testing.T) {
 		t.Fatalf("exit %d, want sleep's 143 (killed by TERM)", got)
 	}
 }
+
+func TestPidfileWithGarbageIsRefused(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	pidfile := filepath.Join(t.TempDir(), "garbage.pid")
+	if err := os.WriteFile(pidfile, []byte("not-a-pid\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := startSubreaper(t, "--pidfile", pidfile, "--pidfile-timeout", "300ms", "HELPER", "-record", "DIR/rec", "-daemon", "DIR/daemon.pid", "-exit", "0")
+	if got := r.wait(10 * time.Second); got != 1 {
+		t.Fatalf("exit %d, want 1", got)
+	}
+	if log := r.stderr.String(); !strings.Contains(log, `does not hold a process id (first line \"not-a-pid\")`) {
+		t.Fatalf("no ERROR saying what is wrong with the pidfile:\n%s", log)
+	}
+	if d := readPid(t, r.path("daemon.pid")); alive(d) {
+		t.Fatalf("daemon %d outlived lfinit", d)
+	}
+}
