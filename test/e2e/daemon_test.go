@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,5 +258,37 @@ func TestPidfileWithGarbageIsRefused(t *testing.T) {
 	}
 	if d := readPid(t, r.path("daemon.pid")); alive(d) {
 		t.Fatalf("daemon %d outlived lfinit", d)
+	}
+}
+
+// With a readiness check, the adopted daemon is ready only once it answers.
+func TestPidfileDaemonReadyOnlyOnceItAnswers(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	r := startPID1(t, "--pidfile", "DIR/daemon.pid", "--ready-http", "http://"+addr+"/", "--status-file", "DIR/status.json",
+		"HELPER", "-record", "DIR/rec", "-daemon", "DIR/daemon.pid", "-daemon-listen", addr, "-listen-after", "1500ms", "-exit", "0")
+	startCommandExited(t, r.path("rec"))
+	daemon := daemonPid(t, r.path("rec"))
+	// Adopted (the status names it) but not answering yet: still starting.
+	waitFor(t, 5*time.Second, "the daemon adopted", func() bool {
+		s := readStatus(t, r.path("status.json"))
+		return s.ChildPid != nil && *s.ChildPid == daemon
+	})
+	b, _ := os.ReadFile(r.path("rec"))
+	if s := readStatus(t, r.path("status.json")); !strings.Contains(string(b), "listening ") && (s.Phase != statusfile.Starting || s.Ready) {
+		t.Fatalf("adopted but not answering: phase %q ready %v", s.Phase, s.Ready)
+	}
+	waitPhase(t, r.path("status.json"), statusfile.Ready)
+	if b, _ := os.ReadFile(r.path("rec")); !strings.Contains(string(b), "listening ") {
+		t.Fatal("ready before the daemon listened")
+	}
+	r.signal(syscall.SIGTERM)
+	if got := r.wait(10 * time.Second); got != 143 {
+		t.Fatalf("exit %d, want the daemon's 143", got)
 	}
 }

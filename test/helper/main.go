@@ -51,6 +51,7 @@ type config struct {
 	daemonIgnoreTerm bool
 	daemonLate       time.Duration
 	daemonTermExit   int
+	daemonListen     string
 	children         int
 	childIgnoreTerm  bool
 	forkloop         bool
@@ -82,6 +83,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&c.daemonIgnoreTerm, "daemon-ignore-term", false, "the -daemon ignores SIGTERM")
 	fs.DurationVar(&c.daemonLate, "daemon-pidfile-delay", 0, "the -daemon writes its pidfile itself, this long after it started (an init.d-style service)")
 	fs.IntVar(&c.daemonTermExit, "daemon-term-exit", -1, "the -daemon exits with this `code` on SIGTERM (negative: dies by it)")
+	fs.StringVar(&c.daemonListen, "daemon-listen", "", "the -daemon serves HTTP 200 on `addr`, -listen-after after it started")
 	fs.IntVar(&c.children, "children", 0, "start `N` child processes in the helper's process group")
 	fs.BoolVar(&c.childIgnoreTerm, "children-ignore-term", false, "the -children survive SIGTERM")
 	fs.BoolVar(&c.forkloop, "forkloop", false, "start a setsid process that forks short-lived children until killed")
@@ -564,6 +566,9 @@ func daemonArgs(c *config) []string {
 	if c.daemonTermExit >= 0 {
 		extra = append(extra, "-daemon-term-exit", strconv.Itoa(c.daemonTermExit))
 	}
+	if c.daemonListen != "" {
+		extra = append(extra, "-daemon-listen", c.daemonListen, "-listen-after", c.listenAfter.String())
+	}
 	return extra
 }
 
@@ -583,6 +588,9 @@ func runDaemon(c *config, rec *recorder) {
 	pid, pgid, _, sid := ids()
 	rec.printf("daemon-start pid=%d pgid=%d sid=%d", pid, pgid, sid)
 	notifyReady(c.readyFD)
+	if c.daemonListen != "" {
+		time.AfterFunc(c.listenAfter, func() { serveHTTP(rec, c.daemonListen) })
+	}
 	if c.daemonLate > 0 {
 		time.Sleep(c.daemonLate)
 		if err := writeFileAtomic(c.daemon, fmt.Sprintf("%d\n", pid)); err != nil {
