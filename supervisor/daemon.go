@@ -54,8 +54,8 @@ func (r *runner) readPidfile() []Action {
 	}
 	r.child, r.reaped = pid, false
 	if r.Target == forward.Group {
-		// Its group only when it leads one: kill(-pid) must never reach a
-		// group the daemon merely belongs to (that of a shell, of lfinit).
+		// Its group only when it leads one: otherwise kill(-pid) names no
+		// group at all, and the daemon would get nothing.
 		if pgid, err := unix.Getpgid(pid); err != nil || pgid != pid {
 			r.Target = forward.Child
 			r.Log.Warn("the daemon does not lead a process group; forwarding to it alone", "daemon_pid", pid, "pgid", pgid)
