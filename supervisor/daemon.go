@@ -121,7 +121,7 @@ func (r *runner) pidfileFailed(problem string) {
 
 // signalTree delivers a forward meant for every process of the tree.
 func (r *runner) signalTree(sig syscall.Signal) error {
-	if len(reaper.SignalTree(r.PID1, sig, func() {})) == 0 {
+	if len(reaper.SignalTree(r.PID1, sig, 0)) == 0 {
 		return errChildGone // nothing left to signal: nothing to report
 	}
 	return nil
