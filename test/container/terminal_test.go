@@ -135,7 +135,7 @@ func (p *pane) keys(keys ...string) {
 func (p *pane) line(text string) { p.t.Helper(); p.keys(text, "Enter") }
 
 func (p *pane) screen() string {
-	out, err := exec.Command("tmux", "-L", p.socket, "capture-pane", "-p", "-S", "-100", "-t", "ctr").CombinedOutput()
+	out, err := exec.Command("tmux", "-L", p.socket, "capture-pane", "-p", "-J", "-S", "-100", "-t", "ctr").CombinedOutput()
 	if err != nil {
 		return "(capture-pane: " + err.Error() + ")"
 	}
@@ -231,7 +231,8 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // TestTerminalPodman is `podman run -it IMAGE sh` and `... cat` with
 // lfinit as the image's ENTRYPOINT and as --init --init-path: the shell
 // prompts and does job control, exit 7 is podman's exit code; cat echoes
-// a line and exits 0 on Ctrl-D.
+// a line and exits 0 on Ctrl-D, Ctrl-C ends it with 130, and podman stop
+// is a graceful shutdown (143).
 func TestTerminalPodman(t *testing.T) {
 	buildTTYImages(t)
 	ways := map[string][]string{
@@ -251,6 +252,29 @@ func TestTerminalPodman(t *testing.T) {
 			p.waitFor("hello-cat", 2) // the terminal's echo, then cat's
 			p.keys("C-d")
 			p.waitFor("PODMAN-EXIT=0", 1)
+		})
+		// Ctrl-C reaches cat's group, not lfinit: cat's death by SIGINT
+		// is the exit code, and lfinit did not start a shutdown.
+		t.Run(way+"/cat-ctrl-c", func(t *testing.T) {
+			cmd, c := podmanRunIt(t, append(ways[way], "/bin/cat")...)
+			p := newPane(t, cmd)
+			c.waitProc("cat", "reading in the terminal's foreground", inForeground)
+			p.keys("C-c")
+			p.waitFor("PODMAN-EXIT=130", 1)
+			if s := p.screen(); !strings.Contains(s, "outcome=child-exited exit_code=130") {
+				t.Errorf("want lfinit's summary outcome=child-exited exit_code=130")
+			}
+		})
+		// podman stop's TERM still starts the bounded shutdown.
+		t.Run(way+"/cat-stop", func(t *testing.T) {
+			cmd, c := podmanRunIt(t, append(ways[way], "/bin/cat")...)
+			p := newPane(t, cmd)
+			c.waitProc("cat", "reading in the terminal's foreground", inForeground)
+			podman(t, "stop", "--time", "10", c.name)
+			p.waitFor("PODMAN-EXIT=143", 1)
+			if s := p.screen(); !strings.Contains(s, "outcome=graceful exit_code=143") {
+				t.Errorf("want lfinit's summary outcome=graceful exit_code=143")
+			}
 		})
 	}
 }
