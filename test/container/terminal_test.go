@@ -35,7 +35,7 @@ var (
 func buildTTYImages(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("-short: the podman terminal tests take about 30 s")
+		t.Skip("-short: the podman terminal tests take about 15 s")
 	}
 	needPodman(t)
 	if _, err := exec.LookPath("tmux"); err != nil {
