@@ -287,10 +287,11 @@ func TestTerminalPodman(t *testing.T) {
 func shellSession(t *testing.T, p *pane, c *ttyCtr, init string) {
 	p.waitFor("PROMPT$", 1)
 	p.line(`echo "ids pid1=$(cut -d' ' -f2,5-7 /proc/1/stat) sh=$$:$(cut -d' ' -f5-8 /proc/$$/stat)"`)
-	p.waitFor("ids pid1=", 1)
+	p.waitFor("ids pid1=", 2) // the typed line, then the output
 	var comm string
 	var pgrp1, sid1, tty1, shell, pgrp, sid, tty, tpgid int
-	line := p.screen()[strings.LastIndex(p.screen(), "ids pid1="):]
+	screen := p.screen()
+	line := screen[strings.LastIndex(screen, "ids pid1="):]
 	if _, err := fmt.Sscanf(line, "ids pid1=%s %d %d %d sh=%d:%d %d %d %d", &comm, &pgrp1, &sid1, &tty1, &shell, &pgrp, &sid, &tty, &tpgid); err != nil {
 		t.Fatalf("reading %q: %v", line, err)
 	}
