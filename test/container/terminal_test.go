@@ -66,6 +66,8 @@ func staticELF(path string) bool {
 	return true
 }
 
+// buildTTY copies the host's static busybox into a build context with its
+// applets as symlinks, and builds shellImage and ttyImage from it.
 func buildTTY() error {
 	b, err := os.ReadFile(busybox)
 	if err != nil {
@@ -280,8 +282,8 @@ func TestTerminalPodman(t *testing.T) {
 }
 
 // shellSession types into busybox's sh in the container: the prompt, the
-// process groups and the terminal (PID 1 is init, named init, a session
-// leader with the terminal; the shell leads a group of its own, which
+// process groups and the terminal (PID 1, whose name is init, leads
+// session 1 and has the terminal; the shell leads a group of its own, which
 // holds the foreground), job control (Ctrl-Z, fg, Ctrl-C gives 130), and
 // exit 7 → podman run exits 7.
 func shellSession(t *testing.T, p *pane, c *ttyCtr, init string) {
