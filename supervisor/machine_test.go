@@ -35,7 +35,15 @@ func show(acts []Action) string {
 		case ActPhase:
 			parts = append(parts, "phase:"+string(a.Phase))
 		case ActForward:
+			if a.Tree {
+				parts = append(parts, "tree-"+a.Why+":"+forward.Name(a.Signal))
+				continue
+			}
 			parts = append(parts, a.Why+":"+forward.Name(a.Signal))
+		case ActReadPidfile:
+			parts = append(parts, "read-pidfile")
+		case ActPidfileFailed:
+			parts = append(parts, "pidfile-failed")
 		case ActTermTree:
 			parts = append(parts, "term-tree")
 		case ActKillTree:

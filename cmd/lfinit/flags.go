@@ -9,6 +9,7 @@ import (
 
 	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/forward"
+	"github.com/light-fabric/lfinit/supervisor"
 )
 
 // option is one flag of a run: its name, the value it sets (already
@@ -43,6 +44,9 @@ func options(c *config) []option {
 		{"exit-map", exitMap{*def(&o.ExitMap, map[int]int{})}, "remap the child's exit code FROM=TO (repeatable)"},
 		{"rewrite", rewriteValue{*def(&o.Rewrite, map[syscall.Signal]syscall.Signal{})}, "the child gets signal TO when lfinit receives FROM (FROM:TO, TO 0 drops it; repeatable)"},
 		{"parent-death-signal", signalValue{sig: def(&c.parentDeath, 0)}, "signal lfinit sends itself when its parent exits (not as PID 1)"},
+		{"pidfile", stringValue{def(&o.Pidfile, "")}, "once COMMAND exits 0, follow the daemon whose pid is in this file"},
+		{"pidfile-timeout", durationValue{def(&o.PidfileTimeout, supervisor.PidfileTimeoutDefault)}, "how long to wait for --pidfile to name a daemon after COMMAND exits 0"},
+		{"wait-for", choiceValue{def(&c.waitFor, "child"), []string{"child", "tree"}}, "what the run lasts for: child (COMMAND) or tree (until every process of the tree is gone)"},
 		{"warn-on-reap", boolValue{def(&c.warnOnReap, false)}, "log at WARN every reaped process that is not the child"},
 		{"status-file", stringValue{def(&c.statusFile, "")}, "JSON status file, replaced atomically at every transition"},
 		{"metrics-addr", stringValue{def(&c.metricsAddr, "")}, "serve /metrics, /readyz and /livez on this address (off when empty)"},

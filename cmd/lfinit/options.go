@@ -42,7 +42,8 @@ type config struct {
 	// Signals around the run, and the peers' options (compat.go).
 	parentDeath syscall.Signal // --parent-death-signal, 0: none
 	warnOnReap  bool
-	license     bool // tini -l, catatonit -L
+	license     bool   // tini -l, catatonit -L
+	waitFor     string // --wait-for: child or tree (daemonopts.go)
 }
 
 // usageError is a bad flag, variable or value: exit 2 before anything starts.
@@ -251,6 +252,9 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	if err := c.checkObservability(); err != nil {
 		return nil, err
 	}
+	if err := c.checkDaemon(); err != nil {
+		return nil, err
+	}
 	c.target, _ = forward.ParseTarget(c.forwardTo)
 	c.logLevel = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.level]
 	return c, nil
@@ -282,8 +286,9 @@ written TERM, SIGTERM or 15.
 
 Exit codes: the child's code (or %d+N if it died by signal N, after
 --exit-map) when it exited on its own or before the grace deadline; %d when
-the grace deadline passed or lfinit had to SIGKILL it; %d for a usage error;
-%d when COMMAND cannot be executed; %d when it is not found.
+the grace deadline passed or lfinit had to SIGKILL it, or --pidfile named no
+daemon to follow; %d for a usage error; %d when COMMAND cannot be executed;
+%d when it is not found.
 
 tini's, dumb-init's and catatonit's options and variables (-s, -g, -e CODE,
 -p SIG, -v, -w, -c, -r FROM:TO, TINI_KILL_PROCESS_GROUP, DUMB_INIT_SETSID, …)
