@@ -252,7 +252,7 @@ func (r *runner) reap() []Action {
 	if childDone {
 		r.reclaimTerminal()
 		r.Log.Debug("child exited", "child_pid", r.child, "status", describe(ws), "exit_code", reaper.ExitCode(ws))
-		return r.m.ChildExited(now, ws, empty)
+		return r.m.ChildExited(now, reaper.ExitCode(ws), empty)
 	}
 	if empty {
 		return r.m.TreeEmpty(now)
