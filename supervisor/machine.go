@@ -11,12 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
-	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -267,17 +264,18 @@ func (m *Machine) begin(now time.Time, sig, to syscall.Signal) []Action {
 	return m.advance(now, nil)
 }
 
-// ChildExited records the main child's wait status at now; treeEmpty says
+// ChildExited records the main child's exit code at now (its status, or
+// 128+N for a death by signal N); treeEmpty says
 // whether wait4 found no other process left. In the daemon modes a start
 // command that exits 0 hands over to the pidfile's process or to the tree.
-func (m *Machine) ChildExited(now time.Time, ws unix.WaitStatus, treeEmpty bool) []Action {
+func (m *Machine) ChildExited(now time.Time, code int, treeEmpty bool) []Action {
 	if !m.alive || m.done || m.d.tree {
 		return nil
 	}
-	if acts, ok := m.startCommandExited(now, reaper.ExitCode(ws), treeEmpty); ok {
+	if acts, ok := m.startCommandExited(now, code, treeEmpty); ok {
 		return acts
 	}
-	return m.mainExited(now, reaper.ExitCode(ws), treeEmpty)
+	return m.mainExited(now, code, treeEmpty)
 }
 
 // mainExited records the main process's exit with code at now.

@@ -116,26 +116,17 @@ func Run(c Config) int {
 	if c.Signals == nil {
 		c.Signals = Catch()
 	}
-	sigs, chld := c.Signals.relayed, c.Signals.chld
-
 	now := time.Now()
 	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now}
-	if err := r.startChild(); err != nil {
-		var se *spawn.Error
-		code := exitcode.NotExec
-		if errors.As(err, &se) {
-			code = se.Code
-		}
-		c.Log.Error(err.Error(), "exit_code", code)
-		code, _ = r.apply(r.m.FailedToStart(code))
+	if code, done := r.begin(); done {
 		return code
 	}
 	var ready <-chan struct{}
-	var stopProbe func()
+	stopProbe := func() {}
 	if c.Readiness != nil {
 		ready, stopProbe = c.Readiness.Watch()
-		defer stopProbe()
 	}
+	defer stopProbe()
 	if code, done := r.apply(r.m.Started(time.Now(), c.Readiness == nil)); done {
 		return code
 	}
@@ -144,7 +135,29 @@ func Run(c Config) int {
 		return code
 	}
 	startpages.Drop()
+	return r.loop(ready, stopProbe)
+}
 
+// begin starts the child; done when it could not be started.
+func (r *runner) begin() (int, bool) {
+	err := r.startChild()
+	if err == nil {
+		return 0, false
+	}
+	var se *spawn.Error
+	code := exitcode.NotExec
+	if errors.As(err, &se) {
+		code = se.Code
+	}
+	r.Log.Error(err.Error(), "exit_code", code)
+	code, _ = r.apply(r.m.FailedToStart(code))
+	return code, true
+}
+
+// loop feeds the machine its events (signals, exits, deadlines, the
+// readiness check) until it says exit.
+func (r *runner) loop(ready <-chan struct{}, stopProbe func()) int {
+	sigs, chld := r.Signals.relayed, r.Signals.chld
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -160,12 +173,12 @@ func Run(c Config) int {
 			ready = nil
 			acts = r.m.MarkReady(time.Now())
 			if len(acts) > 0 {
-				c.Log.Debug("child is ready", "check", c.Readiness.String(), "after_seconds", seconds(time.Since(r.start)))
+				r.Log.Debug("child is ready", "check", r.Readiness.String(), "after_seconds", seconds(time.Since(r.start)))
 			}
 		}
-		if stopProbe != nil && r.m.Phase() != statusfile.Starting {
-			stopProbe()
-			stopProbe = nil
+		if ready != nil && r.m.Phase() != statusfile.Starting {
+			stopProbe() // nothing left to gate
+			ready = nil
 		}
 		if code, done := r.apply(acts); done {
 			return code
@@ -242,7 +255,7 @@ func (r *runner) reap() []Action {
 	if childDone {
 		r.reclaimTerminal()
 		r.Log.Debug("child exited", "child_pid", r.child, "status", describe(ws), "exit_code", reaper.ExitCode(ws))
-		return r.m.ChildExited(now, ws, empty)
+		return r.m.ChildExited(now, reaper.ExitCode(ws), empty)
 	}
 	if empty {
 		return r.m.TreeEmpty(now)
