@@ -26,13 +26,14 @@ func TestShutdownReachesPrometheus(t *testing.T) {
 	lfinitAddr := freeAddr(t)
 	prom := startPrometheus(t, dir, lfinitAddr, pgwAddr)
 
-	// Each phase of the shutdown lasts over a second, so 1s scrapes see it:
-	// quiescing 1.5s, draining 1.5s (the helper ignores TERM), then the
+	// Each phase of the shutdown lasts over two seconds, so 1s scrapes see
+	// it even on a loaded machine: quiescing 2.5s, draining 2.5s (the
+	// helper ignores TERM), then the
 	// floor and SIGKILL: deadline-exceeded, exit 1, two processes killed.
 	pod := "monitoring-test-" + strconv.Itoa(int(time.Now().UnixNano()%1e9))
 	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", lfinit,
 		"--metrics-addr", lfinitAddr, "--push-gateway", "http://"+pgwAddr, "--push-grouping", "test=monitoring",
-		"--drain-delay", "1500ms", "--grace", "3s", "--floor", "300ms", "--termination-log", "none",
+		"--drain-delay", "2500ms", "--grace", "5s", "--floor", "300ms", "--termination-log", "none",
 		"--", helper, "-ignore", "15", "-children", "1", "-children-ignore-term")
 	cmd.Env = append(cmd.Environ(), "POD_NAME="+pod, "POD_NAMESPACE=monitoring")
 	stderr := &logBuffer{}
