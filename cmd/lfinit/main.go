@@ -20,9 +20,6 @@ import (
 	"github.com/light-fabric/lfinit/supervisor"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 func main() {
 	os.Exit(run(os.Args, os.Environ(), os.Stdout, os.Stderr))
 }
@@ -32,10 +29,6 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 	childEnv, maskErr := forward.EnsureEmptyMask(args, env)
 
 	if len(args) > 1 {
-		if args[1] == "version" {
-			fmt.Fprintf(stdout, "lfinit %s\n", version)
-			return 0
-		}
 		if _, ok := subcommands[args[1]]; ok {
 			return runSubcommand(args[1], args[2:], os.Getenv, stdout, stderr)
 		}
@@ -49,7 +42,7 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		writeHelp(stdout)
 		return 0
 	case c.version:
-		fmt.Fprintf(stdout, "lfinit %s\n", version)
+		fmt.Fprint(stdout, Build())
 		return 0
 	}
 

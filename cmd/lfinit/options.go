@@ -284,7 +284,7 @@ Usage:
   lfinit status [--status-file PATH] [--json]
   lfinit probe ready|live [--status-file PATH]
   lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D]
-  lfinit version
+  lfinit version [--json]
 
 lfinit starts COMMAND as its child in its own process group, forwards every
 signal a user may send, reaps every zombie, and bounds the shutdown: the first
