@@ -157,6 +157,7 @@ var everyRelayed = []syscall.Signal{
 }
 
 func TestEverySignalIsForwarded(t *testing.T) {
+	long(t)
 	t.Parallel()
 	// SIGPWR is the shutdown signal here so that TERM and INT are plain relays.
 	r := startPID1(t, "--shutdown-signals", "PWR", "HELPER", "-record", "DIR/rec", "-die-on", "", "-ready-file", "DIR/ready")
@@ -259,6 +260,7 @@ func TestChildIgnoringTermIsKilledAtGracePlusFloor(t *testing.T) {
 }
 
 func TestSecondSignalHurries(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--grace", "20s", "--floor", "700ms", "HELPER", "-record", "DIR/rec", "-ignore", "15,2", "-ready-file", "DIR/ready")
 	r.waitFile("ready")
@@ -292,6 +294,7 @@ func TestSecondSignalWhileQuiescingForwardsAtOnce(t *testing.T) {
 }
 
 func TestDrainDelayHoldsTheStopSignal(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--grace", "5s", "--drain-delay", "1s", "HELPER", "-record", "DIR/rec", "-ready-file", "DIR/ready")
 	r.waitFile("ready")
@@ -325,6 +328,7 @@ func TestStopSignalRewrite(t *testing.T) {
 }
 
 func TestDeadlineSignal(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--grace", "600ms", "--floor", "2s", "--deadline-signal", "USR2", "HELPER", "-record", "DIR/rec", "-die-on", "12", "-ready-file", "DIR/ready")
 	r.waitFile("ready")
@@ -340,6 +344,7 @@ func TestDeadlineSignal(t *testing.T) {
 }
 
 func TestLeftoversAreCleanedUpAfterTheChildExits(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "HELPER", "-record", "DIR/rec", "-children", "2", "-exit", "4", "-after", "100ms")
 	if got := r.wait(10 * time.Second); got != 4 {
@@ -363,6 +368,7 @@ func TestLeftoversAreCleanedUpAfterTheChildExits(t *testing.T) {
 }
 
 func TestThousandsOfOrphansLeaveNoZombie(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "HELPER", "-orphans", "3000", "-ready-file", "DIR/ready")
 	r.waitFile("ready")
@@ -466,6 +472,7 @@ func TestSurvivesBrokenStderr(t *testing.T) {
 }
 
 func TestSubreaperModeKillsOnlyItsOwnTree(t *testing.T) {
+	long(t)
 	t.Parallel()
 	needRoot(t)
 	// Outsiders that record every signal: one in the test's own process
@@ -518,6 +525,7 @@ func TestSubreaperModeKillsOnlyItsOwnTree(t *testing.T) {
 }
 
 func TestSubreaperReapsOrphans(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startSubreaper(t, "HELPER", "-orphans", "500", "-exit", "0", "-after", "500ms")
 	if got := r.wait(15 * time.Second); got != 0 {
