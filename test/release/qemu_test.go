@@ -67,8 +67,13 @@ func emulator(t *testing.T, b releaseBinary) []string {
 		t.Fatalf("no qemu-user emulator known for %s", b.arch)
 	}
 	path, err := exec.LookPath("qemu-" + name + "-static")
-	if err != nil {
+	switch {
+	case err == nil:
+	case os.Getenv("LFINIT_RELEASE_DIR") != "":
+		// A release is tested on every architecture or not made.
 		t.Fatalf("qemu-%s-static not found: install qemu-user-static (scripts/install-qualification-deps)", name)
+	default:
+		t.Skipf("qemu-%s-static not found: install qemu-user-static (scripts/install-qualification-deps), as CI does", name)
 	}
 	return []string{path}
 }
