@@ -8,36 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Relayed is every signal a user may send that lfinit passes on to the
-// child. Left out on purpose: SIGCHLD (lfinit reaps), SIGURG (the Go
-// runtime's preemption), SIGPIPE (about lfinit's own output), SIGKILL and
-// SIGSTOP (uncatchable), the synchronous faults (ILL, TRAP, BUS, FPE, SEGV,
-// SYS: they describe lfinit itself), SIGPROF (the runtime's profiler) and
-// 32-34 (reserved by libc and the Go runtime, see Unrelayable).
-var Relayed = func() []syscall.Signal {
-	s := []syscall.Signal{
-		syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGABRT,
-		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGTERM,
-		syscall.SIGSTKFLT, syscall.SIGCONT, syscall.SIGTSTP, syscall.SIGTTIN,
-		syscall.SIGTTOU, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM,
-		syscall.SIGWINCH, syscall.SIGIO, syscall.SIGPWR,
-	}
-	for n := RTMin + 1; n <= RTMax; n++ {
-		s = append(s, syscall.Signal(n))
-	}
-	return s
-}()
-
-// IsRelayed reports whether sig is one lfinit catches and passes on.
-func IsRelayed(sig syscall.Signal) bool {
-	for _, s := range Relayed {
-		if s == sig {
-			return true
-		}
-	}
-	return false
-}
-
 // Target says who receives forwarded signals.
 type Target int
 

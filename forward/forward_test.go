@@ -57,13 +57,14 @@ func TestReason(t *testing.T) {
 }
 
 func TestRelayedExcludesInternalSignals(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGCHLD, syscall.SIGURG, syscall.SIGPIPE, syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGSEGV, syscall.SIGPROF, 32, 33, 34} {
+	for _, sig := range []syscall.Signal{syscall.SIGCHLD, syscall.SIGURG, syscall.SIGPIPE, syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGPROF, 32, 33, 34} {
 		if IsRelayed(sig) {
 			t.Errorf("%s must not be relayed", Name(sig))
 		}
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2,
-		syscall.SIGWINCH, syscall.SIGALRM, syscall.SIGCONT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, 35, 50, 64} {
+		syscall.SIGWINCH, syscall.SIGALRM, syscall.SIGCONT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, 35, 50, 64,
+		syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGILL, syscall.SIGFPE, syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGABRT} {
 		if !IsRelayed(sig) {
 			t.Errorf("%s must be relayed", Name(sig))
 		}

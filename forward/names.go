@@ -9,11 +9,8 @@ import (
 	"syscall"
 )
 
-// Real-time signal bounds as users see them (glibc reserves 32 and 33).
-const (
-	RTMin = 34
-	RTMax = 64
-)
+// RTMin is SIGRTMIN as users see it (glibc reserves 32 and 33).
+const RTMin = 34
 
 var names = map[syscall.Signal]string{
 	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
@@ -21,7 +18,7 @@ var names = map[syscall.Signal]string{
 	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
 	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
 	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
-	syscall.SIGSTKFLT: "SIGSTKFLT", syscall.SIGCHLD: "SIGCHLD", syscall.SIGCONT: "SIGCONT",
+	syscall.SIGCHLD: "SIGCHLD", syscall.SIGCONT: "SIGCONT",
 	syscall.SIGSTOP: "SIGSTOP", syscall.SIGTSTP: "SIGTSTP", syscall.SIGTTIN: "SIGTTIN",
 	syscall.SIGTTOU: "SIGTTOU", syscall.SIGURG: "SIGURG", syscall.SIGXCPU: "SIGXCPU",
 	syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGVTALRM: "SIGVTALRM", syscall.SIGPROF: "SIGPROF",
@@ -42,6 +39,9 @@ var reasons = map[syscall.Signal]string{
 // Name is the conventional name of sig: SIGTERM, SIGRTMIN+3, SIGRTMAX.
 func Name(sig syscall.Signal) string {
 	if n, ok := names[sig]; ok {
+		return n
+	}
+	if n, ok := archNames[sig]; ok {
 		return n
 	}
 	switch {
@@ -79,9 +79,11 @@ func Parse(s string) (syscall.Signal, error) {
 	if sig, ok := aliases[word]; ok {
 		return sig, nil
 	}
-	for sig, n := range names {
-		if n == "SIG"+word {
-			return sig, nil
+	for _, m := range []map[syscall.Signal]string{names, archNames} {
+		for sig, n := range m {
+			if n == "SIG"+word {
+				return sig, nil
+			}
 		}
 	}
 	if sig, ok := parseRealtime(word); ok {

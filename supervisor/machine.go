@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/statusfile"
 )
@@ -44,6 +45,10 @@ type Options struct {
 	ExitMap         map[int]int      // child code → lfinit code
 	KillRetry       time.Duration    // resend SIGKILL while the tree lives (default 50ms)
 	KillGiveUp      time.Duration    // stop waiting for unkillable processes (default 1s)
+	// Rewrite maps a received signal to the one the child gets (0: drop
+	// it entirely). A rewritten shutdown signal still starts the shutdown;
+	// its TO is the stop signal unless StopSignal is set.
+	Rewrite map[syscall.Signal]syscall.Signal
 }
 
 // Kind says what an Action asks for.
@@ -93,7 +98,7 @@ type Machine struct {
 // NewMachine returns a machine for a child about to be started.
 func NewMachine(opt Options) *Machine {
 	if len(opt.ShutdownSignals) == 0 {
-		opt.ShutdownSignals = []syscall.Signal{syscall.SIGTERM, syscall.SIGINT}
+		opt.ShutdownSignals = forward.DefaultShutdown
 	}
 	if opt.KillRetry <= 0 {
 		opt.KillRetry = KillRetryEvery
@@ -137,12 +142,21 @@ func (m *Machine) HardDeadline() (time.Time, bool) {
 
 // IsShutdownSignal reports whether sig starts (or hurries) a shutdown.
 func (m *Machine) IsShutdownSignal(sig syscall.Signal) bool {
+	if m.Drops(sig) {
+		return false
+	}
 	for _, s := range m.opt.ShutdownSignals {
 		if s == sig {
 			return true
 		}
 	}
 	return false
+}
+
+// Drops reports whether sig is rewritten to 0: it changes nothing at all.
+func (m *Machine) Drops(sig syscall.Signal) bool {
+	to, ok := m.opt.Rewrite[sig]
+	return ok && to == 0
 }
 
 // Started records that the child was started at now. Without readiness
@@ -175,14 +189,21 @@ func (m *Machine) Signal(now time.Time, sig syscall.Signal) []Action {
 	if m.done {
 		return nil
 	}
+	if m.Drops(sig) {
+		return nil // neither a shutdown nor a relay
+	}
+	to, rewritten := m.opt.Rewrite[sig]
+	if !rewritten {
+		to = sig
+	}
 	if !m.IsShutdownSignal(sig) {
 		if m.alive {
-			return []Action{{Kind: ActForward, Signal: sig, Why: "relay"}}
+			return []Action{{Kind: ActForward, Signal: to, Why: "relay"}}
 		}
 		return nil
 	}
 	if !m.shutdown {
-		return m.begin(now, sig)
+		return m.begin(now, sig, to)
 	}
 	var acts []Action
 	tl, what := m.tl.Again(m.opt.Budget, now)
@@ -193,11 +214,12 @@ func (m *Machine) Signal(now time.Time, sig syscall.Signal) []Action {
 	return m.advance(now, acts)
 }
 
-func (m *Machine) begin(now time.Time, sig syscall.Signal) []Action {
+// begin starts the shutdown on sig, which the child would get as to.
+func (m *Machine) begin(now time.Time, sig, to syscall.Signal) []Action {
 	m.shutdown, m.trigger = true, sig
 	m.stopSig = m.opt.StopSignal
 	if m.stopSig == 0 {
-		m.stopSig = sig
+		m.stopSig = to
 	}
 	m.deadSig = m.opt.DeadlineSignal
 	if m.deadSig == 0 {

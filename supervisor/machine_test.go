@@ -280,3 +280,87 @@ func TestNeverZeroForAForcedStop(t *testing.T) {
 		}
 	}
 }
+
+func rewriting(grace, floor time.Duration, pairs ...syscall.Signal) *Machine {
+	rw := map[syscall.Signal]syscall.Signal{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		rw[pairs[i]] = pairs[i+1]
+	}
+	return NewMachine(Options{Budget: budget.Config{Grace: grace, Floor: floor}, Rewrite: rw})
+}
+
+func TestRewriteRelaysTheNewSignal(t *testing.T) {
+	m := rewriting(8*s, 250*ms, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGHUP)
+	m.Started(t0, true)
+	expect(t, "USR1", m.Signal(at(s), syscall.SIGUSR1), "relay:SIGUSR2")
+	expect(t, "WINCH", m.Signal(at(s), syscall.SIGWINCH), "relay:SIGHUP")
+	expect(t, "USR2 is not rewritten", m.Signal(at(s), syscall.SIGUSR2), "relay:SIGUSR2")
+	if m.ShuttingDown() {
+		t.Fatal("a relayed rewrite started a shutdown")
+	}
+}
+
+func TestRewriteToZeroDropsTheSignal(t *testing.T) {
+	m := rewriting(8*s, 250*ms, syscall.SIGINT, 0, syscall.SIGHUP, 0)
+	m.Started(t0, true)
+	expect(t, "INT", m.Signal(at(s), syscall.SIGINT), "")
+	expect(t, "HUP", m.Signal(at(s), syscall.SIGHUP), "")
+	if m.IsShutdownSignal(syscall.SIGINT) || !m.Drops(syscall.SIGINT) || m.Drops(syscall.SIGTERM) {
+		t.Fatal("a dropped INT must not count as a shutdown signal (readiness would drop)")
+	}
+	if m.ShuttingDown() || m.Phase() != statusfile.Ready {
+		t.Fatalf("a dropped INT started a shutdown: phase %s", m.Phase())
+	}
+	expectNext(t, m, time.Time{})
+	expect(t, "TERM still shuts down", m.Signal(at(2*s), syscall.SIGTERM), "stop:SIGTERM phase:draining")
+	expect(t, "INT cannot hurry", m.Signal(at(3*s), syscall.SIGINT), "")
+	expectNext(t, m, at(10*s))
+}
+
+func TestRewrittenShutdownSignalIsTheStopAndDeadlineSignal(t *testing.T) {
+	m := rewriting(2*s, s, syscall.SIGTERM, syscall.SIGQUIT)
+	m.Started(t0, true)
+	expect(t, "TERM", m.Signal(t0, syscall.SIGTERM), "stop:SIGQUIT phase:draining")
+	if m.Trigger() != syscall.SIGTERM {
+		t.Fatalf("trigger %v, want the signal received (TERM)", m.Trigger())
+	}
+	expectNext(t, m, at(2*s))
+	expect(t, "grace", m.Tick(at(2*s)), "deadline:SIGQUIT")
+	expect(t, "hard", m.Tick(at(3*s)), "kill-tree")
+}
+
+func TestRewrittenShutdownSignalHurries(t *testing.T) {
+	m := rewriting(20*s, 500*ms, syscall.SIGTERM, syscall.SIGQUIT)
+	m.Started(t0, true)
+	m.Signal(t0, syscall.SIGTERM)
+	expect(t, "TERM again", m.Signal(at(s), syscall.SIGTERM), "deadline:SIGQUIT")
+	expectNext(t, m, at(1500*ms))
+}
+
+func TestStopSignalWinsOverARewrite(t *testing.T) {
+	m := NewMachine(Options{Budget: budget.Config{Grace: 2 * s, Floor: s}, StopSignal: syscall.SIGWINCH,
+		Rewrite: map[syscall.Signal]syscall.Signal{syscall.SIGTERM: syscall.SIGQUIT}})
+	m.Started(t0, true)
+	expect(t, "TERM", m.Signal(t0, syscall.SIGTERM), "stop:SIGWINCH phase:draining")
+	expect(t, "grace", m.Tick(at(2*s)), "deadline:SIGWINCH")
+}
+
+func TestRewriteToAShutdownSignalIsOnlyARelay(t *testing.T) {
+	m := rewriting(8*s, 250*ms, syscall.SIGHUP, syscall.SIGTERM)
+	m.Started(t0, true)
+	expect(t, "HUP", m.Signal(at(s), syscall.SIGHUP), "relay:SIGTERM")
+	if m.ShuttingDown() {
+		t.Fatal("HUP:TERM started a shutdown")
+	}
+	expectNext(t, m, time.Time{})
+	expect(t, "exit", m.ChildExited(at(2*s), killed(syscall.SIGTERM), true), "phase:stopped exit:143")
+	if m.Outcome() != statusfile.ChildExited {
+		t.Fatalf("outcome %q, want child-exited", m.Outcome())
+	}
+}
+
+func TestRewriteDuringStartupAbort(t *testing.T) {
+	m := rewriting(20*s, 300*ms, syscall.SIGINT, syscall.SIGUSR1)
+	m.Started(t0, false)
+	expect(t, "INT", m.Signal(at(s), syscall.SIGINT), "phase:aborting-startup stop:SIGUSR1")
+}

@@ -34,17 +34,19 @@ type Config struct {
 	TerminationLog string
 	// Signals, when set, were caught earlier with Catch (nil: Run catches).
 	Signals *Signals
+	// WarnOnReap logs at WARN every reaped process other than the child (tini -w).
+	WarnOnReap bool
 }
 
 // Signals are lfinit's caught signals, queued until the loop reads them.
 type Signals struct {
-	relayed chan os.Signal // every relayed signal, and SIGPIPE
+	relayed chan os.Signal // every other caught signal (forward.Caught)
 	chld    chan os.Signal // SIGCHLD: its own one-slot channel, so a storm of
 	// other signals can never crowd out a reap
 }
 
-// CaughtSignals wraps channels that already receive forward.Relayed plus
-// SIGPIPE (relayed) and SIGCHLD (child), caught before Run was called.
+// CaughtSignals wraps channels that already receive forward.Caught: SIGCHLD
+// on child, the rest on relayed; caught before Run was called.
 func CaughtSignals(relayed, child chan os.Signal) *Signals {
 	return &Signals{relayed: relayed, chld: child}
 }
@@ -56,9 +58,11 @@ func CaughtSignals(relayed, child chan os.Signal) *Signals {
 func Catch() *Signals {
 	s := &Signals{relayed: make(chan os.Signal, 256), chld: make(chan os.Signal, 1)}
 	signal.Notify(s.chld, syscall.SIGCHLD)
-	notify := []os.Signal{syscall.SIGPIPE}
-	for _, sig := range forward.Relayed {
-		notify = append(notify, sig)
+	var notify []os.Signal
+	for _, sig := range forward.Caught {
+		if sig != syscall.SIGCHLD {
+			notify = append(notify, sig)
+		}
 	}
 	signal.Notify(s.relayed, notify...)
 	return s
@@ -180,11 +184,13 @@ func Run(c Config) int {
 }
 
 func (r *runner) signal(sig syscall.Signal) []Action {
-	if sig == syscall.SIGPIPE {
-		return nil // lfinit's own stderr broke; the child's output is its own
+	if !forward.IsRelayed(sig) {
+		return nil // SIGPIPE: lfinit's own stderr broke; the child's output is its own
 	}
 	what := "relay"
 	switch {
+	case r.m.Drops(sig):
+		what = "dropped: --rewrite"
 	case r.m.IsShutdownSignal(sig) && !r.m.ShuttingDown():
 		// Readiness drops before anything else, even the log line.
 		for _, o := range r.Observers {
@@ -222,6 +228,8 @@ func (r *runner) reap() []Action {
 		n++
 		if pid == r.child && !r.reaped {
 			r.reaped, childDone, ws = true, true, status
+		} else if r.WarnOnReap {
+			r.Log.Warn("reaped a process that is not the child", "pid", pid, "status", describe(status))
 		}
 	})
 	r.nreaped += n

@@ -3,11 +3,14 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/light-fabric/lfinit/forward"
 )
 
 // FuzzParseArgs: any command line and environment either is a usage error
 // or a configuration that can run: a valid budget, a command, no negative
-// duration, exit codes in 0-255.
+// duration, exit codes in 0-255, rewrites of caught signals only (the
+// peers' spellings included).
 func FuzzParseArgs(f *testing.F) {
 	for _, seed := range [][2]string{
 		{"--grace\x0020s\x00--drain-delay=5s\x00--\x00app", ""},
@@ -16,6 +19,11 @@ func FuzzParseArgs(f *testing.F) {
 		{"--ready-tcp\x00127.0.0.1:80\x00app", "LFINIT_STOP_TIMEOUT=30s"},
 		{"--grace\x005\x00app", ""},
 		{"app", "LFINIT_EXIT_MAP=1=2,3=4"},
+		{"-sg\x00-e143\x00-vvv\x00--\x00app", "TINI_VERBOSITY=2"},
+		{"-r\x0015:3\x00-r2:0\x00--single-child\x00app", "DUMB_INIT_SETSID=1"},
+		{"-gvv\x00-pTERM\x00-w\x00app\x00-g", "TINI_KILL_PROCESS_GROUP=1"},
+		{"-grace=5s\x00-e\x00app", "DUMB_INIT_DEBUG=1"},
+		{"--rewrite=TERM:QUIT,INT:0\x00app", "LFINIT_REWRITE=HUP:0"},
 	} {
 		f.Add(seed[0], seed[1])
 	}
@@ -33,7 +41,7 @@ func FuzzParseArgs(f *testing.F) {
 			}
 			return
 		}
-		if c.help || c.version {
+		if c.help || c.version || c.license {
 			return
 		}
 		b := c.opts.Budget
@@ -44,6 +52,14 @@ func FuzzParseArgs(f *testing.F) {
 			if from < 0 || from > 255 || to < 0 || to > 255 {
 				t.Fatalf("exit map %d=%d out of range", from, to)
 			}
+		}
+		for from, to := range c.opts.Rewrite {
+			if !forward.IsRelayed(from) || to < 0 || to > forward.RTMax {
+				t.Fatalf("rewrite %d:%d: FROM must be caught, TO 0 or a signal", from, to)
+			}
+		}
+		if c.parentDeath < 0 || c.parentDeath > forward.RTMax {
+			t.Fatalf("parent-death signal %d", c.parentDeath)
 		}
 		if c.stopTimeout > 0 && !b.Fits(c.stopTimeout, c.allowance) {
 			t.Fatalf("accepted a budget that does not fit the stop timeout: %+v", c)

@@ -44,6 +44,14 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 	case c.version:
 		fmt.Fprint(stdout, Build())
 		return 0
+	case c.license:
+		fmt.Fprint(stdout, licenseText)
+		return 0
+	}
+	if c.parentDeath != 0 && os.Getpid() != 1 {
+		if err := setParentDeathSignal(c.parentDeath); err != nil {
+			return usage(stderr, err.Error())
+		}
 	}
 
 	// Everything that can fail on bad input fails here, before the child
@@ -72,6 +80,7 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		Readiness:      c.readiness(),
 		TerminationLog: terminationLog(c.termLog),
 		Signals:        supervisor.CaughtSignals(early.Relayed, early.Child),
+		WarnOnReap:     c.warnOnReap,
 	})
 	stop()
 	return code

@@ -34,6 +34,10 @@ type config struct {
 	argv        []string
 	help        bool
 	version     bool
+	// Signals around the run, and the peers' options (compat.go).
+	parentDeath syscall.Signal // --parent-death-signal, 0: none
+	warnOnReap  bool
+	license     bool // tini -l, catatonit -L
 }
 
 // usageError is a bad flag, variable or value: exit 2 before anything starts.
@@ -217,6 +221,9 @@ func newFlagSet(c *config, target, level *string) *flag.FlagSet {
 	fs.Var(choiceValue{target, []string{"child", "group"}}, "forward-to", "who gets forwarded signals: child or group")
 	fs.Var(countValue{&c.keepFDs}, "preserve-fds", "pass inherited descriptors 3 to 3+N-1 to the child; all others are closed")
 	fs.Var(exitMap{o.ExitMap}, "exit-map", "remap the child's exit code FROM=TO (repeatable)")
+	fs.Var(rewriteValue{o.Rewrite}, "rewrite", "the child gets signal TO when lfinit receives FROM (FROM:TO, TO 0 drops it; repeatable)")
+	fs.Var(signalValue{sig: &c.parentDeath}, "parent-death-signal", "signal lfinit sends itself when its parent exits (not as PID 1)")
+	fs.BoolVar(&c.warnOnReap, "warn-on-reap", false, "log at WARN every reaped process that is not the child")
 	fs.StringVar(&c.statusFile, "status-file", "", "JSON status file, replaced atomically at every transition")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics, /readyz and /livez on this address (off when empty)")
 	fs.StringVar(&c.readyTCP, "ready-tcp", "", "stay starting until HOST:PORT accepts a connection")
@@ -238,14 +245,19 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	c := &config{
 		opts: supervisor.Options{
 			Budget:          budget.Default(),
-			ShutdownSignals: []syscall.Signal{syscall.SIGTERM, syscall.SIGINT},
+			ShutdownSignals: forward.DefaultShutdown,
 			ExitMap:         map[int]int{},
+			Rewrite:         map[syscall.Signal]syscall.Signal{},
 		},
 		logFormat: "text",
 		allowance: budget.DefaultAllowance,
 	}
 	target, level := "child", "info"
 	fs := newFlagSet(c, &target, &level)
+	args, err := expandPeers(fs, args, c)
+	if err != nil {
+		return nil, err
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			c.help = true
@@ -259,7 +271,10 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	if err := applyEnv(fs, getenv); err != nil {
 		return nil, err
 	}
-	if c.help || c.version {
+	if err := applyPeerEnv(fs, getenv, &target, &level); err != nil {
+		return nil, err
+	}
+	if c.help || c.version || c.license {
 		return c, nil
 	}
 	c.argv = fs.Args()
@@ -304,6 +319,11 @@ Exit codes: the child's code (or 128+N if it died by signal N, after
 --exit-map) when it exited on its own or before the grace deadline; 1 when
 the grace deadline passed or lfinit had to SIGKILL it; 2 for a usage error;
 126 when COMMAND cannot be executed; 127 when it is not found.
+
+tini's, dumb-init's and catatonit's options and variables (-s, -g, -e CODE,
+-p SIG, -v, -w, -c, -r FROM:TO, TINI_KILL_PROCESS_GROUP, DUMB_INIT_SETSID, …)
+are accepted with the same meaning, or refused with the lfinit option to use:
+see "Switching from tini, dumb-init or catatonit" in lfinit(1).
 `
 
 // applyEnv sets every flag that was not given on the command line from its
@@ -372,7 +392,7 @@ func (c *config) readiness() *supervisor.Readiness {
 
 // writeHelp prints the options with their variables and defaults.
 func writeHelp(w io.Writer) {
-	c := &config{opts: supervisor.Options{Budget: budget.Default(), ExitMap: map[int]int{}}}
+	c := &config{opts: supervisor.Options{Budget: budget.Default(), ExitMap: map[int]int{}, Rewrite: map[syscall.Signal]syscall.Signal{}}}
 	t, l := "", ""
 	fs := newFlagSet(c, &t, &l)
 	defaults := map[string]string{

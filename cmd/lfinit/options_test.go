@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,7 +44,7 @@ func TestDefaults(t *testing.T) {
 	if o.Budget.Grace != 8*time.Second || o.Budget.Floor != 250*time.Millisecond || o.Budget.DrainDelay != 0 {
 		t.Errorf("budget defaults %+v", o.Budget)
 	}
-	if len(o.ShutdownSignals) != 2 || o.ShutdownSignals[0] != syscall.SIGTERM || o.ShutdownSignals[1] != syscall.SIGINT {
+	if len(o.ShutdownSignals) != 2 || !slices.Contains(o.ShutdownSignals, syscall.SIGTERM) || !slices.Contains(o.ShutdownSignals, syscall.SIGINT) {
 		t.Errorf("shutdown signals %v", o.ShutdownSignals)
 	}
 	if o.StopSignal != 0 || o.DeadlineSignal != 0 || o.NoDeadline || c.target != forward.Child || c.logFormat != "text" || c.keepFDs != 0 {

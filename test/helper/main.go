@@ -142,9 +142,11 @@ func dieSet(dieOn, ignore []unix.Signal) map[unix.Signal]bool {
 //
 // Left out: 17 SIGCHLD (our own children would flood the record), 23 SIGURG
 // (the Go runtime uses it for preemption), 13 SIGPIPE (Go treats it specially),
-// 9/19 (uncatchable), synchronous faults, and 32/33 (reserved by libc).
+// 9/19 (uncatchable), 27 SIGPROF (the runtime's), and 32/33 (reserved by libc).
+// The synchronous faults (4, 5, 7, 8, 11, 31) are caught when another
+// process sends them, as lfinit does when it relays them.
 func caughtSignals() []os.Signal {
-	nums := []int{1, 2, 3, 6, 10, 12, 14, 15, 18, 20, 21, 22, 26, 27, 28, 29, 30}
+	nums := []int{1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 14, 15, 16, 18, 20, 21, 22, 24, 25, 26, 28, 29, 30, 31}
 	for n := 34; n <= 64; n++ {
 		nums = append(nums, n)
 	}

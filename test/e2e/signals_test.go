@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/light-fabric/lfinit/forward"
+)
+
+// notRelayed are the signals the README lists as not relayed, with why;
+// every other signal from 1 to 64 but KILL and STOP must reach the child.
+var notRelayed = map[int]string{
+	13: "SIGPIPE: lfinit's own output",
+	17: "SIGCHLD: lfinit reaps",
+	23: "SIGURG: the Go runtime's preemption",
+	27: "SIGPROF: the Go runtime's profiler",
+	32: "the Go runtime's",
+	33: "the Go runtime's",
+	34: "the Go runtime's",
+}
+
+// TestEverySignal1To64 sends every signal a process can send (but KILL and
+// STOP) to lfinit, as PID 1 and as a subreaper: lfinit stays alive, and
+// each relayable one, the synchronous faults included, reaches the child.
+func TestEverySignal1To64(t *testing.T) {
+	t.Parallel()
+	for _, pid1 := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pid1=%v", pid1), func(t *testing.T) {
+			t.Parallel()
+			r := start(t, pid1, []string{"--shutdown-signals", "PWR", "--grace", "2s", "HELPER", "-record", "DIR/rec", "-die-on", "", "-ready-file", "DIR/ready"})
+			r.waitFile("ready")
+			var want []int
+			for n := 1; n <= 64; n++ {
+				if n == 9 || n == 19 || n == int(syscall.SIGPWR) {
+					continue
+				}
+				r.signal(syscall.Signal(n))
+				if _, skip := notRelayed[n]; skip {
+					continue
+				}
+				want = append(want, n)
+				recorded(t, r.path("rec"), "signal", n)
+			}
+			// Time for a crash of anything that was not relayed.
+			time.Sleep(300 * time.Millisecond)
+			select {
+			case <-r.done:
+				t.Fatalf("lfinit exited (%d) on one of the signals:\n%s", r.code, r.stderr.String())
+			default:
+			}
+			r.signal(syscall.SIGPWR)
+			if got := r.wait(15 * time.Second); got != 1 {
+				t.Fatalf("exit %d, want 1 (the child ignores its stop signal)", got)
+			}
+			got := signals(readRecord(t, r.path("rec")), "signal")
+			want = append(want, int(syscall.SIGPWR), int(syscall.SIGPWR))
+			if !slices.Equal(got, want) {
+				t.Fatalf("child received\n%v\nwant\n%v", got, want)
+			}
+			if strings.Contains(r.stderr.String(), "goroutine ") {
+				t.Fatalf("lfinit printed a stack dump:\n%s", r.stderr.String())
+			}
+		})
+	}
+}
+
+// TestNotRelayedMatchesTheTable keeps the e2e list above and forward.Table
+// in step.
+func TestNotRelayedMatchesTheTable(t *testing.T) {
+	for n := 1; n <= 64; n++ {
+		_, listed := notRelayed[n]
+		if n == 9 || n == 19 {
+			listed = true
+		}
+		if forward.IsRelayed(syscall.Signal(n)) == listed {
+			t.Errorf("signal %s: relayed=%v, but the e2e list says %v", strconv.Itoa(n), forward.IsRelayed(syscall.Signal(n)), !listed)
+		}
+	}
+}
