@@ -25,6 +25,10 @@ type Config struct {
 	Grace      time.Duration // t0 → grace deadline: the child's time to stop
 	Floor      time.Duration // grace deadline → hard deadline: emergency only
 	DrainDelay time.Duration // t0 → stop signal: readiness already false
+	// Push is the cap on pushing the final metrics (0: no push). It comes
+	// after the hard deadline, once the tree is reaped, so it moves no
+	// deadline; it only adds to what the stop timeout must cover.
+	Push time.Duration
 }
 
 // Default returns the configuration lfinit runs with when no option is set.
@@ -133,9 +137,19 @@ func earliest(a, b time.Time) time.Time {
 const DefaultAllowance = time.Second
 
 // Needed is the stop timeout an orchestrator must grant: grace + floor +
-// allowance.
+// push + allowance.
 func (c Config) Needed(allowance time.Duration) time.Duration {
-	return c.Total() + allowance
+	return c.Total() + c.Push + allowance
+}
+
+// Breakdown spells out Needed: "grace 8s + floor 250ms + allowance 1s", with
+// the push when there is one.
+func (c Config) Breakdown(allowance time.Duration) string {
+	s := fmt.Sprintf("grace %v + floor %v", c.Grace, c.Floor)
+	if c.Push > 0 {
+		s += fmt.Sprintf(" + push %v", c.Push)
+	}
+	return s + fmt.Sprintf(" + allowance %v", allowance)
 }
 
 // Fits reports whether an orchestrator's stop timeout leaves room for the

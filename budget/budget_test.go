@@ -162,6 +162,9 @@ func TestFitsAndRecommendation(t *testing.T) {
 		{cfg(29*time.Second, time.Second, 0), 30 * time.Second, DefaultAllowance, false, 31},
 		{cfg(2*time.Second, 250*time.Millisecond, 0), 2250 * time.Millisecond, 0, true, 3},
 		{cfg(2*time.Second, 0, 0), 2 * time.Second, 0, true, 2},
+		// A push of the final metrics comes after the hard deadline: 8.25+1+1.
+		{withPush(Default(), time.Second), 10 * time.Second, DefaultAllowance, false, 11},
+		{withPush(Default(), time.Second), 11 * time.Second, DefaultAllowance, true, 11},
 	} {
 		if got := tc.c.Fits(tc.timeout, tc.allowance); got != tc.fits {
 			t.Errorf("%+v Fits(%v, %v) = %v", tc.c, tc.timeout, tc.allowance, got)
@@ -169,5 +172,24 @@ func TestFitsAndRecommendation(t *testing.T) {
 		if got := tc.c.RecommendedSeconds(tc.allowance); got != tc.rec {
 			t.Errorf("%+v RecommendedSeconds(%v) = %d, want %d", tc.c, tc.allowance, got, tc.rec)
 		}
+	}
+}
+
+func withPush(c Config, push time.Duration) Config {
+	c.Push = push
+	return c
+}
+
+func TestBreakdown(t *testing.T) {
+	if got, want := Default().Breakdown(time.Second), "grace 8s + floor 250ms + allowance 1s"; got != want {
+		t.Errorf("Breakdown = %q, want %q", got, want)
+	}
+	if got, want := withPush(Default(), 500*time.Millisecond).Breakdown(time.Second), "grace 8s + floor 250ms + push 500ms + allowance 1s"; got != want {
+		t.Errorf("Breakdown = %q, want %q", got, want)
+	}
+	// The push moves no deadline.
+	tl := Start(withPush(Default(), time.Second), t0, true)
+	if tl.HardDeadline != at(DefaultGrace+DefaultFloor) {
+		t.Errorf("hard deadline with a push = %v", tl.HardDeadline)
 	}
 }

@@ -27,7 +27,10 @@ import (
 type Metrics struct {
 	// reg is dedicated, not prometheus.DefaultRegisterer, so nothing a
 	// dependency registers globally leaks onto lfinit's endpoint.
-	reg     *prometheus.Registry
+	reg *prometheus.Registry
+	// own holds lfinit's series without the Go and process collectors:
+	// what is pushed at exit, when those describe a process about to end.
+	own     *prometheus.Registry
 	handler http.Handler
 
 	// ready and live back the probes. They are separate from the
@@ -44,30 +47,46 @@ type Metrics struct {
 	hardDeadline     prometheus.Gauge
 	shutdownDuration prometheus.Gauge
 	killed           prometheus.Gauge
+	startTime        prometheus.Gauge
+	readyTime        prometheus.Gauge
 	reaped           prometheus.Counter
 	received         *counterSet
 	forwarded        *counterSet
 }
 
-// New builds the metrics of one lfinit run; liveChildren, if not nil, is called at scrape time only.
-func New(version string, liveChildren func() int) *Metrics {
-	// liveChildren runs on the scrape goroutine, concurrently with the
-	// supervisor, so it must be safe for that. When it is nil
-	// lfinit_child_processes is not exported at all: an absent series is
-	// honest, a 0 would claim the tree is empty.
-	//
+// BuildInfo labels lfinit_build_info; empty fields are exported as "unknown".
+type BuildInfo struct {
+	Version  string // e.g. v1.2.0, or dev
+	Revision string // the VCS commit, when known
+}
+
+// Sources are read at scrape time only, on the scrape goroutine; a nil one
+// leaves its series out (absent is honest where a 0 would claim a fact).
+type Sources struct {
+	LiveChildren        func() int   // lfinit_child_processes
+	LogLinesDropped     func() int64 // lfinit_log_lines_dropped_total
+	StatusWriteFailures func() int64 // lfinit_status_file_write_failures_total
+}
+
+// New builds the metrics of one lfinit run.
+func New(info BuildInfo, src Sources) *Metrics {
 	// The probes start not ready (nothing is ready before the supervisor
 	// says so) and live (answering at all means PID 1 is running its loop).
-	if version == "" {
-		// An empty label value is the same as no label in Prometheus.
-		version = "unknown"
-	}
 	m := &Metrics{
 		reg:   prometheus.NewRegistry(),
+		own:   prometheus.NewRegistry(),
 		state: newStateCollector(),
 		readyGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "lfinit_ready",
 			Help: "Whether lfinit reports its child ready (1) or not (0), as in the status file.",
+		}),
+		startTime: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "lfinit_start_time_seconds",
+			Help: "Unix time lfinit started supervising (the child's start once known).",
+		}),
+		readyTime: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "lfinit_ready_timestamp_seconds",
+			Help: "Unix time the child became ready; 0 until then.",
 		}),
 		shutdownStart: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "lfinit_shutdown_start_timestamp_seconds",
@@ -103,19 +122,19 @@ func New(version string, liveChildren func() int) *Metrics {
 		}, []string{"signal"})),
 	}
 	m.live.Store(true)
-
-	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name:        "lfinit_build_info",
-		Help:        "Always 1; labelled with the lfinit version and the Go version it was built with.",
-		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
-	})
-	buildInfo.Set(1)
+	// Replaced by the status's started_at at the first transition; set now
+	// so that the very first scrape has it.
+	m.startTime.Set(unixSeconds(time.Now()))
 
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	m.register(
 		m.state,
 		m.readyGauge,
+		m.startTime,
+		m.readyTime,
 		m.shutdownStart,
 		m.graceDeadline,
 		m.hardDeadline,
@@ -124,17 +143,75 @@ func New(version string, liveChildren func() int) *Metrics {
 		m.reaped,
 		m.received.vec,
 		m.forwarded.vec,
-		buildInfo,
+		newBuildInfo(info),
 	)
-	if liveChildren != nil {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "lfinit_child_processes",
-			Help: "Live processes in lfinit's tree (the child and its descendants, and adopted orphans).",
-		}, func() float64 { return float64(liveChildren()) }))
-	}
+	m.registerSources(src)
 	m.handler = m.newHandler()
 	return m
 }
+
+// newBuildInfo is lfinit_build_info: always 1, the facts in its labels.
+func newBuildInfo(info BuildInfo) prometheus.Gauge {
+	// An empty label value is the same as no label in Prometheus.
+	orUnknown := func(s string) string {
+		if s == "" {
+			return "unknown"
+		}
+		return s
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "lfinit_build_info",
+		Help: "Always 1; labelled with the lfinit version and revision and the Go toolchain and platform it was built for.",
+		ConstLabels: prometheus.Labels{
+			"version": orUnknown(info.Version), "revision": orUnknown(info.Revision),
+			"goversion": runtime.Version(), "goos": runtime.GOOS, "goarch": runtime.GOARCH,
+		},
+	})
+	g.Set(1)
+	return g
+}
+
+// registerSources adds the series read from src at scrape time.
+func (m *Metrics) registerSources(src Sources) {
+	if f := src.LiveChildren; f != nil {
+		m.register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lfinit_child_processes",
+			Help: "Live processes in lfinit's tree (the child and its descendants, and adopted orphans).",
+		}, func() float64 { return float64(f()) }))
+	}
+	if f := src.LogLinesDropped; f != nil {
+		m.register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "lfinit_log_lines_dropped_total",
+			Help: "lfinit's own log lines dropped because stderr did not keep up (the child's output is never touched).",
+		}, func() float64 { return float64(f()) }))
+	}
+	if f := src.StatusWriteFailures; f != nil {
+		m.register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "lfinit_status_file_write_failures_total",
+			Help: "Writes of the status file that failed (supervision goes on without them).",
+		}, func() float64 { return float64(f()) }))
+	}
+}
+
+// KnownSignals makes the received and forwarded counters of these signal
+// names exist at 0 before the first one arrives, so that increase() and
+// rate() see the first signal rather than a series that appears at 1.
+func (m *Metrics) KnownSignals(names ...string) {
+	for _, n := range names {
+		m.received.touch(n)
+		m.forwarded.touch(n)
+	}
+}
+
+// register adds lfinit's own collectors to both registries.
+func (m *Metrics) register(cs ...prometheus.Collector) {
+	m.reg.MustRegister(cs...)
+	m.own.MustRegister(cs...)
+}
+
+// Gatherer gathers lfinit's own series (no go_ or process_ ones), for the
+// push at exit.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.own }
 
 // Status records a status snapshot; call it at every transition.
 func (m *Metrics) Status(s statusfile.Status) {
@@ -143,6 +220,12 @@ func (m *Metrics) Status(s statusfile.Status) {
 	// deadline is still overwritten when a second shutdown signal shortens it.
 	m.state.setPhase(s.Phase)
 	m.readyGauge.Set(boolFloat(s.Ready))
+	if s.StartedAt != nil {
+		m.startTime.Set(unixSeconds(*s.StartedAt))
+	}
+	if s.ReadyAt != nil {
+		m.readyTime.Set(unixSeconds(*s.ReadyAt))
+	}
 	if s.SignalAt != nil {
 		m.shutdownStart.Set(unixSeconds(*s.SignalAt))
 	}
@@ -324,28 +407,31 @@ func (c *counterSet) inc(name string) {
 		ctr.Inc()
 		return
 	}
-	c.add(name)
+	if ctr := c.touch(name); ctr != nil {
+		ctr.Inc()
+	}
 }
 
-// add is the first-time path for a label value.
-func (c *counterSet) add(name string) {
+// touch is the first-time path for a label value: it creates the counter
+// at 0 and returns it (nil for a value Prometheus rejects).
+func (c *counterSet) touch(name string) prometheus.Counter {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := *c.seen.Load()
-	ctr, ok := old[name]
-	if !ok {
-		var err error
-		// Not WithLabelValues: it panics on a bad value (invalid UTF-8),
-		// and losing one count is better than losing PID 1.
-		if ctr, err = c.vec.GetMetricWithLabelValues(name); err != nil {
-			return
-		}
-		next := make(map[string]prometheus.Counter, len(old)+1)
-		for k, v := range old {
-			next[k] = v
-		}
-		next[name] = ctr
-		c.seen.Store(&next)
+	if ctr, ok := old[name]; ok {
+		return ctr
 	}
-	ctr.Inc()
+	// Not WithLabelValues: it panics on a bad value (invalid UTF-8),
+	// and losing one count is better than losing PID 1.
+	ctr, err := c.vec.GetMetricWithLabelValues(name)
+	if err != nil {
+		return nil
+	}
+	next := make(map[string]prometheus.Counter, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[name] = ctr
+	c.seen.Store(&next)
+	return ctr
 }

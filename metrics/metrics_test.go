@@ -98,7 +98,7 @@ func checkStateSet[T ~string](t *testing.T, name string, set map[string]float64,
 func ptr[T any](v T) *T { return &v }
 
 func TestLint(t *testing.T) {
-	m := New("1.2.3", func() int { return 2 })
+	m := New(BuildInfo{Version: "1.2.3"}, Sources{LiveChildren: func() int { return 2 }})
 	// Touch everything so the lint sees every family with samples.
 	m.SignalReceived("SIGTERM")
 	m.SignalForwarded("SIGTERM")
@@ -119,7 +119,7 @@ func TestLint(t *testing.T) {
 }
 
 func TestFamilies(t *testing.T) {
-	m := New("1.2.3", func() int { return 2 })
+	m := New(BuildInfo{Version: "1.2.3"}, Sources{LiveChildren: func() int { return 2 }})
 	mfs, err := m.reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestFamilies(t *testing.T) {
 		"lfinit_shutdown_start_timestamp_seconds", "lfinit_grace_deadline_timestamp_seconds",
 		"lfinit_hard_deadline_timestamp_seconds", "lfinit_shutdown_duration_seconds",
 		"lfinit_killed_processes", "lfinit_reaped_total", "lfinit_child_processes",
-		"lfinit_build_info",
+		"lfinit_build_info", "lfinit_start_time_seconds", "lfinit_ready_timestamp_seconds",
 		// The dedicated registry still carries the Go and process collectors.
 		"go_goroutines", "process_start_time_seconds",
 	} {
@@ -151,7 +151,7 @@ func TestFamilies(t *testing.T) {
 }
 
 func TestBuildInfo(t *testing.T) {
-	m := New("1.2.3", nil)
+	m := New(BuildInfo{Version: "1.2.3"}, Sources{})
 	mfs, err := m.reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +168,8 @@ func TestBuildInfo(t *testing.T) {
 		for _, lp := range mt.GetLabel() {
 			labels[lp.GetName()] = lp.GetValue()
 		}
-		if labels["version"] != "1.2.3" || labels["goversion"] != runtime.Version() {
+		if labels["version"] != "1.2.3" || labels["revision"] != "unknown" || labels["goversion"] != runtime.Version() ||
+			labels["goos"] != runtime.GOOS || labels["goarch"] != runtime.GOARCH {
 			t.Errorf("build_info labels = %v", labels)
 		}
 		if v := mt.GetGauge().GetValue(); v != 1 {
@@ -179,9 +180,74 @@ func TestBuildInfo(t *testing.T) {
 	t.Fatal("lfinit_build_info missing")
 }
 
+func TestBuildInfoRevision(t *testing.T) {
+	m := New(BuildInfo{Version: "v1", Revision: "abc123"}, Sources{})
+	want := `
+# HELP lfinit_build_info Always 1; labelled with the lfinit version and revision and the Go toolchain and platform it was built for.
+# TYPE lfinit_build_info gauge
+lfinit_build_info{goarch="` + runtime.GOARCH + `",goos="` + runtime.GOOS + `",goversion="` + runtime.Version() + `",revision="abc123",version="v1"} 1
+`
+	if err := testutil.GatherAndCompare(m.reg, strings.NewReader(want), "lfinit_build_info"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestKnownSignalsAtZero(t *testing.T) {
+	m := New(BuildInfo{}, Sources{})
+	m.KnownSignals("SIGTERM", "SIGINT")
+	for _, name := range []string{"lfinit_signals_received_total", "lfinit_signals_forwarded_total"} {
+		if got := series(t, m, name); len(got) != 2 || got["SIGTERM"] != 0 || got["SIGINT"] != 0 {
+			t.Errorf("%s before any signal = %v, want SIGTERM and SIGINT at 0", name, got)
+		}
+	}
+	m.SignalReceived("SIGTERM")
+	m.SignalReceived("SIGHUP")
+	if got := series(t, m, "lfinit_signals_received_total"); got["SIGTERM"] != 1 || got["SIGINT"] != 0 || got["SIGHUP"] != 1 {
+		t.Errorf("received = %v", got)
+	}
+}
+
+func TestStartAndReadyTimes(t *testing.T) {
+	before := float64(time.Now().Unix())
+	m := New(BuildInfo{}, Sources{})
+	if v := value(t, m, "lfinit_start_time_seconds"); v < before || v > before+5 {
+		t.Errorf("start time before any status = %v, want about %v", v, before)
+	}
+	if v := value(t, m, "lfinit_ready_timestamp_seconds"); v != 0 {
+		t.Errorf("ready time before ready = %v, want 0", v)
+	}
+	start := time.Date(2026, 1, 2, 3, 4, 5, 500_000_000, time.UTC)
+	ready := start.Add(1500 * time.Millisecond)
+	m.Status(statusfile.Status{Phase: statusfile.Ready, Ready: true, StartedAt: &start, ReadyAt: &ready})
+	if v := value(t, m, "lfinit_start_time_seconds"); v != unixSeconds(start) {
+		t.Errorf("start time = %v, want %v", v, unixSeconds(start))
+	}
+	if v := value(t, m, "lfinit_ready_timestamp_seconds") - value(t, m, "lfinit_start_time_seconds"); v != 1.5 {
+		t.Errorf("ready - start = %v, want 1.5", v)
+	}
+}
+
+func TestScrapeTimeSources(t *testing.T) {
+	var dropped, failures int64
+	m := New(BuildInfo{}, Sources{
+		LogLinesDropped:     func() int64 { return dropped },
+		StatusWriteFailures: func() int64 { return failures },
+	})
+	dropped, failures = 7, 2
+	if v := value(t, m, "lfinit_log_lines_dropped_total"); v != 7 {
+		t.Errorf("log lines dropped = %v, want 7", v)
+	}
+	if v := value(t, m, "lfinit_status_file_write_failures_total"); v != 2 {
+		t.Errorf("status write failures = %v, want 2", v)
+	}
+	if s := series(t, New(BuildInfo{}, Sources{}), "lfinit_status_file_write_failures_total"); s != nil {
+		t.Errorf("status write failures without a status file = %v, want absent", s)
+	}
+}
+
 func TestChildProcesses(t *testing.T) {
 	n := 3
-	m := New("v", func() int { return n })
+	m := New(BuildInfo{Version: "v"}, Sources{LiveChildren: func() int { return n }})
 	if v := value(t, m, "lfinit_child_processes"); v != 3 {
 		t.Errorf("child_processes = %v, want 3", v)
 	}
@@ -190,13 +256,13 @@ func TestChildProcesses(t *testing.T) {
 	if v := value(t, m, "lfinit_child_processes"); v != 1 {
 		t.Errorf("child_processes = %v, want 1", v)
 	}
-	if s := series(t, New("v", nil), "lfinit_child_processes"); s != nil {
+	if s := series(t, New(BuildInfo{Version: "v"}, Sources{}), "lfinit_child_processes"); s != nil {
 		t.Errorf("child_processes without a source = %v, want absent", s)
 	}
 }
 
 func TestPhaseStateSet(t *testing.T) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	// Before any Status the state set already has one series at 1.
 	checkStateSet(t, "lfinit_phase", series(t, m, "lfinit_phase"), statusfile.Phases, statusfile.Starting)
 
@@ -224,7 +290,7 @@ func TestPhaseStateSet(t *testing.T) {
 // TestPhaseConsistentUnderScrape checks that no scrape, however it
 // interleaves with transitions, sees zero or two phases at 1.
 func TestPhaseConsistentUnderScrape(t *testing.T) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -256,7 +322,7 @@ func TestPhaseConsistentUnderScrape(t *testing.T) {
 func TestOutcome(t *testing.T) {
 	for _, o := range statusfile.Outcomes {
 		t.Run(string(o), func(t *testing.T) {
-			m := New("v", nil)
+			m := New(BuildInfo{Version: "v"}, Sources{})
 			checkStateSet(t, "lfinit_shutdown_outcome", series(t, m, "lfinit_shutdown_outcome"), statusfile.Outcomes, "")
 
 			// An outcome before the stopped phase is not final yet.
@@ -282,7 +348,7 @@ func TestOutcome(t *testing.T) {
 }
 
 func TestExitCodeZero(t *testing.T) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	m.Status(statusfile.Status{Phase: statusfile.Stopped, Outcome: ptr(statusfile.ChildExited), ExitCode: ptr(0)})
 	if v := value(t, m, "lfinit_exit_code"); v != 0 {
 		t.Errorf("exit_code = %v, want 0", v)
@@ -294,7 +360,7 @@ func TestExitCodeZero(t *testing.T) {
 }
 
 func TestDeadlines(t *testing.T) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	for _, name := range []string{
 		"lfinit_shutdown_start_timestamp_seconds", "lfinit_grace_deadline_timestamp_seconds",
 		"lfinit_hard_deadline_timestamp_seconds", "lfinit_shutdown_duration_seconds",
@@ -340,7 +406,7 @@ func TestDeadlines(t *testing.T) {
 }
 
 func TestCounters(t *testing.T) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	m.SignalReceived("SIGTERM")
 	m.SignalReceived("SIGTERM")
 	m.SignalReceived("SIGINT")
@@ -363,7 +429,7 @@ func TestCounters(t *testing.T) {
 }
 
 func TestCountersConcurrent(t *testing.T) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	names := []string{"SIGTERM", "SIGINT", "SIGHUP", "SIGUSR1"}
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -392,7 +458,7 @@ func get(t *testing.T, h http.Handler, method, path string) (int, string, http.H
 }
 
 func TestReadyz(t *testing.T) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	fetch := func() (int, string) {
@@ -421,7 +487,7 @@ func TestReadyz(t *testing.T) {
 }
 
 func TestReadyzHeaders(t *testing.T) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	m.SetReady(true)
 	code, body, hdr := get(t, m.Handler(), http.MethodHead, "/readyz")
 	if code != 200 || body != "" {
@@ -433,7 +499,7 @@ func TestReadyzHeaders(t *testing.T) {
 }
 
 func TestLivez(t *testing.T) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	h := m.Handler()
 	if code, body, _ := get(t, h, http.MethodGet, "/livez"); code != 200 || body != "ok\n" {
 		t.Errorf("livez initially: %d %q, want 200 ok", code, body)
@@ -449,7 +515,7 @@ func TestLivez(t *testing.T) {
 }
 
 func TestRoutes(t *testing.T) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	m.SetReady(true)
 	h := m.Handler()
 	for _, tc := range []struct {
@@ -543,7 +609,7 @@ func TestListenNotLocal(t *testing.T) {
 }
 
 func TestServe(t *testing.T) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	m.SetReady(true)
 	l, err := Listen("127.0.0.1:0")
 	if err != nil {
@@ -596,7 +662,7 @@ func TestServeCloseAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	Serve(l, New("v", nil).Handler()).Close()
+	Serve(l, New(BuildInfo{Version: "v"}, Sources{}).Handler()).Close()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		l2, err := Listen(addr)
@@ -612,7 +678,7 @@ func TestServeCloseAtOnce(t *testing.T) {
 }
 
 func BenchmarkStatus(b *testing.B) {
-	m := New("v", func() int { return 1 })
+	m := New(BuildInfo{Version: "v"}, Sources{LiveChildren: func() int { return 1 }})
 	t0 := time.Now()
 	s := statusfile.Status{
 		Phase: statusfile.Stopped, Ready: false, Outcome: ptr(statusfile.Graceful), ExitCode: ptr(0),
@@ -626,7 +692,7 @@ func BenchmarkStatus(b *testing.B) {
 }
 
 func BenchmarkSignalForwarded(b *testing.B) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	m.SignalForwarded("SIGTERM")
 	b.ReportAllocs()
 	for b.Loop() {
@@ -635,11 +701,32 @@ func BenchmarkSignalForwarded(b *testing.B) {
 }
 
 func BenchmarkReadyz(b *testing.B) {
-	m := New("v", nil)
+	m := New(BuildInfo{Version: "v"}, Sources{})
 	h := m.Handler()
 	req := httptest.NewRequest(http.MethodGet, "/readyz", nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+}
+
+func TestGathererHasOnlyLfinitSeries(t *testing.T) {
+	m := New(BuildInfo{}, Sources{LogLinesDropped: func() int64 { return 0 }})
+	m.Status(statusfile.Status{Phase: statusfile.Stopped, Outcome: ptr(statusfile.DeadlineExceeded), ExitCode: ptr(1), Killed: 2})
+	mfs, err := m.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, mf := range mfs {
+		got[mf.GetName()] = true
+		if !strings.HasPrefix(mf.GetName(), "lfinit_") {
+			t.Errorf("pushed family %s is not lfinit's", mf.GetName())
+		}
+	}
+	for _, want := range []string{"lfinit_shutdown_outcome", "lfinit_exit_code", "lfinit_killed_processes", "lfinit_log_lines_dropped_total", "lfinit_build_info"} {
+		if !got[want] {
+			t.Errorf("pushed families lack %s", want)
+		}
 	}
 }

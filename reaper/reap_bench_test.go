@@ -14,7 +14,7 @@ import (
 func BenchmarkReapNothing(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if !Reap(func(int, unix.WaitStatus) { b.Fatal("reaped a child that does not exist") }) {
+		if !Reap(false, func(int, unix.WaitStatus) { b.Fatal("reaped a child that does not exist") }) {
 			b.Fatal("Reap says children are left")
 		}
 	}
@@ -31,7 +31,7 @@ func BenchmarkReapScan(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if Reap(func(int, unix.WaitStatus) { b.Fatal("a sleeper exited") }) {
+				if Reap(false, func(int, unix.WaitStatus) { b.Fatal("a sleeper exited") }) {
 					b.Fatal("Reap says no child is left")
 				}
 			}
@@ -54,7 +54,7 @@ func BenchmarkReapZombies(b *testing.B) {
 	for b.Loop() {
 		zombies(b, batch)
 		t := time.Now()
-		Reap(func(int, unix.WaitStatus) { reaped++ })
+		Reap(false, func(int, unix.WaitStatus) { reaped++ })
 		inReap += time.Since(t)
 	}
 	if reaped > 0 {

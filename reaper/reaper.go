@@ -19,12 +19,19 @@ func SetSubreaper() error {
 // each to fn. It returns true when lfinit has no child left at all: with
 // lfinit as PID 1 or subreaper that means its whole tree is gone.
 //
+// With untraced, children that stopped are reported too (ws.Stopped()),
+// once per stop, and stay children.
+//
 // Nothing else in lfinit may wait: a second waiter steals exit statuses.
-func Reap(fn func(pid int, ws unix.WaitStatus)) (empty bool) {
+func Reap(untraced bool, fn func(pid int, ws unix.WaitStatus)) (empty bool) {
+	// __WALL: also children whose exit signal is not SIGCHLD.
+	flags := unix.WNOHANG | unix.WALL
+	if untraced {
+		flags |= unix.WUNTRACED
+	}
 	for {
 		var ws unix.WaitStatus
-		// __WALL: also children whose exit signal is not SIGCHLD.
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil)
+		pid, err := unix.Wait4(-1, &ws, flags, nil)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue

@@ -104,7 +104,7 @@ func subreaperChild() {
 	deadline := time.Now().Add(5 * time.Second)
 	shReaped := false
 	for !shReaped && time.Now().Before(deadline) {
-		Reap(func(p int, ws unix.WaitStatus) { shReaped = shReaped || p == pid })
+		Reap(false, func(p int, ws unix.WaitStatus) { shReaped = shReaped || p == pid })
 		time.Sleep(5 * time.Millisecond)
 	}
 	if !shReaped {
@@ -118,7 +118,7 @@ func subreaperChild() {
 		fail("SignalTree signalled a wrong count")
 	}
 	for time.Now().Before(deadline) {
-		if Reap(func(int, unix.WaitStatus) {}) {
+		if Reap(false, func(int, unix.WaitStatus) {}) {
 			os.Exit(0)
 		}
 		time.Sleep(5 * time.Millisecond)

@@ -64,4 +64,9 @@ type Status struct {
 	Killed           int        `json:"killed"`            // processes SIGKILLed
 	Reaped           int        `json:"reaped"`            // processes reaped
 	StillRunning     []string   `json:"still_running"`     // what the hard deadline killed, "name[pid]"
+	// Who wrote the file, so a reader can tell a stale file from a live
+	// one even after the pid is recycled: the writer's PID namespace
+	// (readlink /proc/self/ns/pid) and start time (field 22 of /proc/PID/stat).
+	PidNamespace  *string `json:"pid_namespace"`
+	PidStartTicks *uint64 `json:"pid_start_ticks"`
 }

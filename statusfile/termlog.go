@@ -134,6 +134,19 @@ func WriteTerminationLog(path, msg string) error {
 	return nil
 }
 
+// PrepareTerminationLog checks at startup, before the child exists, that
+// the termination message can be written at path, so that a bad
+// --termination-log is a usage error (exit 2) rather than a WARN at exit,
+// when the message is lost. It creates the file if missing, and leaves an
+// existing one's contents alone.
+func PrepareTerminationLog(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("termination log %s cannot be written: %v (choose a writable file with --termination-log, or none)", path, rootCause(err))
+	}
+	return f.Close()
+}
+
 // DefaultTerminationLog returns /dev/termination-log if it exists (Kubernetes
 // creates it), else "" so that lfinit does not create files in /dev elsewhere.
 func DefaultTerminationLog() string {

@@ -169,6 +169,7 @@ func Prepare(path string) error {
 	}
 	now := time.Now().UTC()
 	s := Status{Version: Version, Phase: Starting, Pid: os.Getpid(), UpdatedAt: now, PhaseSince: now}
+	s.stampOwner()
 	if err := WriteAtomic(path, s); err != nil {
 		return prepareFailure(path, dir, err)
 	}
@@ -324,6 +325,7 @@ func NewPublisher(path string, onError func(kind string, err error)) *Publisher 
 // Publish after Close is ignored.
 func (p *Publisher) Publish(s Status) {
 	c := s.clone()
+	c.stampOwner()
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()

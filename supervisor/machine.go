@@ -27,10 +27,8 @@ type (
 
 // Exit codes lfinit itself chooses.
 const (
-	ExitForced     = 1   // a forced stop: deadline exceeded or SIGKILL
-	ExitUsage      = 2   // bad option or configuration; nothing started
-	ExitNotExec    = 126 // the command exists but cannot be executed
-	ExitNotFound   = 127 // the command does not exist
+	ExitForced     = 1 // a forced stop: deadline exceeded or SIGKILL
+	ExitUsage      = 2 // bad option or configuration; nothing started
 	KillRetryEvery = 50 * time.Millisecond
 	KillGiveUp     = time.Second
 )

@@ -257,7 +257,7 @@ func TestLateWakeFiresEverythingDue(t *testing.T) {
 
 func TestFailedToStart(t *testing.T) {
 	m := newMachine(8*s, 250*ms, 0)
-	expect(t, "fail", m.FailedToStart(ExitNotFound), "phase:stopped exit:127")
+	expect(t, "fail", m.FailedToStart(127), "phase:stopped exit:127")
 	if m.Outcome() != statusfile.Failed {
 		t.Fatalf("outcome %q", m.Outcome())
 	}

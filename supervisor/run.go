@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
+	"github.com/light-fabric/lfinit/spawn"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -108,6 +110,9 @@ type runner struct {
 	readyAt    time.Time
 	phaseSince time.Time
 	killed     []reaper.Proc
+	leftovers  int             // processes the child left behind that got SIGTERM
+	tty        *spawn.Terminal // lfinit's controlling terminal, nil without one
+	jobControl bool            // not PID 1 and on a terminal: stop when the child stops
 	nreaped    int
 	dirty      bool    // publish a status after this batch of actions
 	sendErrs   []error // what sendNow's deliveries returned, for apply
@@ -126,8 +131,8 @@ func Run(c Config) int {
 	now := time.Now()
 	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now}
 	if err := r.startChild(); err != nil {
-		var se *StartError
-		code := ExitNotExec
+		var se *spawn.Error
+		code := spawn.ExitNotExec
 		if errors.As(err, &se) {
 			code = se.Code
 		}
@@ -165,7 +170,7 @@ func Run(c Config) int {
 			ready = nil
 			acts = r.m.MarkReady(time.Now())
 			if len(acts) > 0 {
-				c.Log.Info("child is ready", "check", c.Readiness.String(), "after", time.Since(r.start).Round(time.Millisecond).String())
+				c.Log.Debug("child is ready", "check", c.Readiness.String(), "after_seconds", seconds(time.Since(r.start)))
 			}
 		}
 		if stopProbe != nil && r.m.Phase() != statusfile.Starting {
@@ -202,6 +207,9 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 	case r.reaped:
 		what = "dropped: the child has exited"
 	}
+	if sig == syscall.SIGCONT {
+		r.resumeTerminal() // before the relay: the child must find the terminal its own
+	}
 	now := time.Now()
 	acts := r.m.Signal(now, sig)
 	// Deliver before the bookkeeping: formatting the log line and waking
@@ -213,23 +221,27 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 	}
 	attrs := []any{"signal", name, "action", what}
 	if hard, ok := r.m.HardDeadline(); ok && r.m.ShuttingDown() {
-		attrs = append(attrs, "reason", forward.Reason(r.m.Trigger()), "hard_deadline", hard.UTC().Format(time.RFC3339Nano), "remaining", remaining(hard, now))
+		attrs = append(attrs, "reason", forward.Reason(r.m.Trigger()), "hard_deadline", hard.UTC().Format(time.RFC3339Nano), "remaining_seconds", remaining(hard, now))
 	}
-	r.Log.Info("signal received", attrs...)
+	r.Log.Debug("signal received", attrs...)
 	return acts
 }
 
 // reap collects every exited process and tells the machine about the child.
 func (r *runner) reap() []Action {
 	var ws unix.WaitStatus
-	childDone := false
+	childDone, childStopped := false, false
 	n := 0
-	empty := reaper.Reap(func(pid int, status unix.WaitStatus) {
+	empty := reaper.Reap(r.jobControl, func(pid int, status unix.WaitStatus) {
+		if status.Stopped() {
+			childStopped = childStopped || (pid == r.child && !r.reaped)
+			return
+		}
 		n++
 		if pid == r.child && !r.reaped {
 			r.reaped, childDone, ws = true, true, status
 		} else if r.WarnOnReap {
-			r.Log.Warn("reaped a process that is not the child", "pid", pid, "status", describe(status))
+			r.Log.Warn("reaped a process that is not the child", "reaped_pid", pid, "status", describe(status))
 		}
 	})
 	r.nreaped += n
@@ -238,9 +250,13 @@ func (r *runner) reap() []Action {
 			o.Reaped(n)
 		}
 	}
+	if childStopped && !childDone {
+		r.suspend()
+	}
 	now := time.Now()
 	if childDone {
-		r.Log.Info("child exited", "pid", r.child, "status", describe(ws), "code", reaper.ExitCode(ws))
+		r.reclaimTerminal()
+		r.Log.Debug("child exited", "child_pid", r.child, "status", describe(ws), "exit_code", reaper.ExitCode(ws))
 		return r.m.ChildExited(now, ws, empty)
 	}
 	if empty {
@@ -257,10 +273,10 @@ func (r *runner) startChild() error {
 			r.Log.Warn("cannot become a child subreaper; orphans of the child will not be reaped by lfinit", "err", err)
 		}
 	}
-	if err := CloseInheritedFDs(r.PreserveFDs); err != nil {
+	if err := spawn.CloseInheritedFDs(r.PreserveFDs); err != nil {
 		r.Log.Warn("cannot close inherited descriptors; the child may inherit them", "err", err)
 	}
-	pid, err := Spawn(r.Argv, r.Env, r.PreserveFDs)
+	pid, err := spawn.Start(r.Argv, spawn.Options{Env: r.Env, PreserveFDs: r.PreserveFDs, Foreground: r.openTerminal()})
 	if err != nil {
 		return err
 	}
@@ -268,9 +284,9 @@ func (r *runner) startChild() error {
 	if err := forward.IgnoreUnrelayable(); err != nil {
 		r.Log.Warn("cannot ignore SIGRTMIN and signal 32; they would kill lfinit when it is not PID 1", "err", err)
 	}
-	// Durations as strings, so text and JSON logs read the same.
-	r.Log.Info("started", "pid", pid, "cmd", r.Argv[0], "pid1", r.PID1, "grace", r.Budget.Grace.String(),
-		"floor", r.Budget.Floor.String(), "drain_delay", r.Budget.DrainDelay.String(), "forward_to", r.Target.String())
+	r.Log.Debug("started", "pid", os.Getpid(), "child_pid", pid, "cmd", r.Argv[0], "pid1", r.PID1, "terminal", r.tty != nil,
+		"grace_seconds", seconds(r.Budget.Grace), "floor_seconds", seconds(r.Budget.Floor),
+		"drain_delay_seconds", seconds(r.Budget.DrainDelay), "forward_to", r.Target.String())
 	return nil
 }
 
@@ -288,7 +304,8 @@ func (r *runner) apply(acts []Action) (int, bool) {
 			sent++
 		case ActTermTree:
 			n := len(reaper.SignalTree(r.PID1, syscall.SIGTERM, func() {}))
-			r.Log.Info("terminating leftovers of the child", "signal", "SIGTERM", "processes", n)
+			r.leftovers += n
+			r.Log.Debug("terminating leftovers of the child", "signal", "SIGTERM", "processes", n)
 		case ActKillTree:
 			r.kill()
 		case ActExit:
@@ -318,9 +335,9 @@ func (r *runner) phase(p Phase) {
 	}
 	attrs := []any{"phase", string(p)}
 	if hard, ok := r.m.HardDeadline(); ok {
-		attrs = append(attrs, "remaining", remaining(hard, now))
+		attrs = append(attrs, "remaining_seconds", remaining(hard, now))
 	}
-	r.Log.Info("phase", attrs...)
+	r.Log.Debug("phase", attrs...)
 }
 
 // actSent marks an ActForward that sendNow has already delivered: apply
@@ -358,18 +375,23 @@ func (r *runner) report(a Action, err error) {
 	}
 	name := forward.Name(a.Signal)
 	if err != nil {
-		r.Log.Warn("cannot forward signal", "signal", name, "pid", r.child, "err", err)
+		r.Log.Warn("cannot forward signal", "signal", name, "target_pid", r.child, "err", err)
 		return
 	}
 	for _, o := range r.Observers {
 		o.SignalForwarded(name)
 	}
 	if a.Why != "relay" {
-		attrs := []any{"signal", name, "to", r.Target.String(), "pid", r.child}
+		attrs := []any{"signal", name, "to", r.Target.String(), "target_pid", r.child}
 		if hard, ok := r.m.HardDeadline(); ok {
-			attrs = append(attrs, "remaining", remaining(hard, time.Now()))
+			attrs = append(attrs, "remaining_seconds", remaining(hard, time.Now()))
 		}
-		r.Log.Info(a.Why+" signal sent", attrs...)
+		// The deadline signal means the child outlived its grace.
+		level := slog.LevelDebug
+		if a.Why == "deadline" {
+			level = slog.LevelWarn
+		}
+		r.Log.Log(context.Background(), level, a.Why+" signal sent", attrs...)
 	}
 }
 
@@ -402,12 +424,7 @@ func (r *runner) finish(code int) {
 		o.Status(s)
 	}
 	total := time.Since(r.start)
-	attrs := []any{"outcome", string(r.m.Outcome()), "exit_code", code, "duration", total.Round(time.Microsecond).String(),
-		"killed", len(r.killed), "reaped", r.nreaped}
-	if r.m.ShuttingDown() {
-		attrs = append(attrs, "shutdown_duration", time.Since(r.m.Timeline().SignalAt).Round(time.Microsecond).String())
-	}
-	r.Log.Info("exit", attrs...)
+	r.Log.Log(context.Background(), r.finalLevel(), "exit", r.summary(s, code, total)...)
 	if r.TerminationLog != "" {
 		msg := statusfile.TerminationMessage(s, total)
 		// Bounded: a hung /dev/termination-log must not keep PID 1 alive.
@@ -415,6 +432,38 @@ func (r *runner) finish(code int) {
 			r.Log.Warn("cannot write the termination message", "path", r.TerminationLog, "err", err)
 		}
 	}
+}
+
+// summary is the final log line's fields: what an SRE queries for.
+func (r *runner) summary(s statusfile.Status, code int, total time.Duration) []any {
+	attrs := []any{"outcome", string(r.m.Outcome()), "exit_code", code}
+	if s.Reason != nil {
+		attrs = append(attrs, "reason", *s.Reason)
+	}
+	if s.Signal != nil {
+		attrs = append(attrs, "signal", *s.Signal)
+	}
+	attrs = append(attrs, "duration_seconds", seconds(total))
+	if r.m.ShuttingDown() {
+		attrs = append(attrs, "shutdown_duration_seconds", seconds(time.Since(r.m.Timeline().SignalAt)))
+	}
+	attrs = append(attrs, "killed", len(r.killed), "leftovers", r.leftovers, "reaped", r.nreaped, "pid", os.Getpid())
+	if r.child > 0 {
+		attrs = append(attrs, "child_pid", r.child)
+	}
+	return attrs
+}
+
+// finalLevel is INFO for a normal end, WARN for a forced one or one that
+// had to kill, ERROR when the child could not be started.
+func (r *runner) finalLevel() slog.Level {
+	switch {
+	case r.m.Outcome() == statusfile.Failed:
+		return slog.LevelError
+	case r.m.Outcome() == statusfile.DeadlineExceeded || len(r.killed) > 0:
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
 }
 
 func (r *runner) publish() {
@@ -522,8 +571,15 @@ func withTimeout(d time.Duration, f func() error) error {
 	}
 }
 
-func remaining(deadline, now time.Time) string {
-	return max(deadline.Sub(now), 0).Round(time.Millisecond).String()
+// remaining is the time left to deadline, in seconds (ms precision).
+func remaining(deadline, now time.Time) float64 {
+	return seconds(max(deadline.Sub(now), 0))
+}
+
+// seconds is d as a number of seconds, to the microsecond: logs carry
+// durations as numbers (*_seconds), which JSON queries can compare.
+func seconds(d time.Duration) float64 {
+	return d.Round(time.Microsecond).Seconds()
 }
 
 func describe(ws unix.WaitStatus) string {

@@ -4,13 +4,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/early"
 	"github.com/light-fabric/lfinit/forward"
@@ -65,7 +69,8 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 	if maskErr != nil {
 		log.Warn("started with blocked signals and could not clear them; the child inherits them", "err", maskErr)
 	}
-	observers, stop := pre.start(c, log)
+	warnUnknownVariables(env, log)
+	observers, stop := pre.start(c, log, logOut)
 	// Handlers for every relayed signal are in place before the child starts.
 	<-early.Done
 	code := supervisor.Run(supervisor.Config{
@@ -82,13 +87,17 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		Signals:        supervisor.CaughtSignals(early.Relayed, early.Child),
 		WarnOnReap:     c.warnOnReap,
 	})
+	// The tree is reaped and the code fixed: the push can only be late, and
+	// its bound is counted in the budget.
+	_ = pushFinal(c.push, groupingFor(c.push.grouping.m, os.Getenv), pre.gatherer, log)
 	stop()
 	return code
 }
 
 // prepared holds what was checked and opened before the child starts.
 type prepared struct {
-	metrics net.Listener // nil when --metrics-addr is not set
+	metrics  net.Listener        // nil when --metrics-addr is not set
+	gatherer prometheus.Gatherer // lfinit's registry, once start made one
 }
 
 // prepare makes the checks that must fail before the child starts: the
@@ -97,6 +106,11 @@ func prepare(c *config) (*prepared, error) {
 	p := &prepared{}
 	if c.statusFile != "" {
 		if err := statusfile.Prepare(c.statusFile); err != nil {
+			return nil, err
+		}
+	}
+	if c.termLog != "" && c.termLog != "none" {
+		if err := statusfile.PrepareTerminationLog(c.termLog); err != nil {
 			return nil, err
 		}
 	}
@@ -112,22 +126,31 @@ func prepare(c *config) (*prepared, error) {
 
 // start serves metrics and starts the status-file writer; stop ends them
 // once the run is over (the final status written, /livez down).
-func (p *prepared) start(c *config, log *slog.Logger) (observers []supervisor.Observer, stop func()) {
-	var m *metrics.Metrics
-	if p.metrics != nil {
-		// Counted at scrape time only: a /proc scan is no work for the loop.
-		m = metrics.New(version, func() int { return len(reaper.Descendants(reaper.Table("/proc"), os.Getpid())) })
-		m.SetLive(true)
-		metrics.Serve(p.metrics, m.Handler())
-		log.Info("serving metrics and probes", "addr", p.metrics.Addr().String(), "paths", "/metrics /readyz /livez")
-		observers = append(observers, m)
-	}
+func (p *prepared) start(c *config, log *slog.Logger, logOut *supervisor.AsyncWriter) (observers []supervisor.Observer, stop func()) {
 	var publisher *statusfile.Publisher
 	if c.statusFile != "" {
 		publisher = statusfile.NewPublisher(c.statusFile, func(kind string, err error) {
 			log.Warn("cannot write the status file; supervision goes on", "path", c.statusFile, "kind", kind, "err", err)
 		})
 		observers = append(observers, supervisor.StatusFunc(publisher.Publish))
+	}
+	var m *metrics.Metrics
+	if p.metrics != nil || c.push.gateway != "" {
+		// A push without --metrics-addr still needs the registry.
+		m = newMetrics(c, logOut, publisher)
+		p.gatherer = m.Gatherer()
+		observers = append(observers, m)
+	}
+	if p.metrics != nil {
+		m.SetLive(true)
+		metrics.Serve(p.metrics, m.Handler())
+		// At info only when port 0 let the kernel choose: then the log is
+		// the one place that says which port it is.
+		level := slog.LevelDebug
+		if strings.HasSuffix(c.metricsAddr, ":0") {
+			level = slog.LevelInfo
+		}
+		log.Log(context.Background(), level, "serving metrics and probes", "addr", p.metrics.Addr().String(), "paths", "/metrics /readyz /livez")
 	}
 	return observers, func() {
 		if m != nil {
@@ -137,6 +160,23 @@ func (p *prepared) start(c *config, log *slog.Logger) (observers []supervisor.Ob
 			log.Warn("the final status was not written (the write failed or hung for a second)", "path", c.statusFile)
 		}
 	}
+}
+
+// newMetrics is lfinit's registry, with the signal counters an operator
+// queries already at 0.
+func newMetrics(c *config, logOut *supervisor.AsyncWriter, publisher *statusfile.Publisher) *metrics.Metrics {
+	src := metrics.Sources{
+		// Counted at scrape time only: a /proc scan is no work for the loop.
+		LiveChildren:    func() int { return len(reaper.Descendants(reaper.Table("/proc"), os.Getpid())) },
+		LogLinesDropped: logOut.Dropped,
+	}
+	if publisher != nil {
+		src.StatusWriteFailures = publisher.Failures
+	}
+	b := Build()
+	m := metrics.New(metrics.BuildInfo{Version: b.Version, Revision: b.Revision}, src)
+	m.KnownSignals(knownSignals(c.opts)...)
+	return m
 }
 
 // newLogger is lfinit's slog logger on stderr, through a queue that never
@@ -164,6 +204,6 @@ func terminationLog(flag string) string {
 }
 
 func usage(stderr io.Writer, msg string) int {
-	fmt.Fprintf(stderr, "lfinit: %s (see lfinit --help)\n", msg)
+	fmt.Fprintf(stderr, "lfinit: %s (see lfinit --help)\n", shortenMessage(msg))
 	return supervisor.ExitUsage
 }

@@ -31,6 +31,7 @@ type config struct {
 	allowance   time.Duration
 	logFormat   string
 	logLevel    slog.Level
+	push        pushConfig
 	argv        []string
 	help        bool
 	version     bool
@@ -233,6 +234,10 @@ func newFlagSet(c *config, target, level *string) *flag.FlagSet {
 	fs.Var(durationValue{&c.allowance}, "allowance", "margin kept below --stop-timeout")
 	fs.Var(choiceValue{&c.logFormat, []string{"text", "json"}}, "log-format", "log format: text or json")
 	fs.Var(choiceValue{level, []string{"debug", "info", "warn", "error"}}, "log-level", "log level: debug, info, warn or error")
+	fs.StringVar(&c.push.gateway, "push-gateway", "", "push the final metrics to this Pushgateway URL at exit (off when empty)")
+	fs.StringVar(&c.push.job, "push-job", c.push.job, "the job name of the push")
+	fs.Var(c.push.grouping, "push-grouping", "grouping label NAME=VALUE of the push, on top of pod and namespace (repeatable)")
+	fs.Var(durationValue{&c.push.timeout}, "push-timeout", "cap on the whole push, retries included; counts in the budget")
 	fs.BoolVar(&c.help, "help", false, "show this help")
 	fs.BoolVar(&c.help, "h", false, "show this help")
 	fs.BoolVar(&c.version, "version", false, "print the version")
@@ -251,6 +256,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 		},
 		logFormat: "text",
 		allowance: budget.DefaultAllowance,
+		push:      pushConfig{job: "lfinit", timeout: DefaultPushTimeout, grouping: labelList{map[string]string{}}},
 	}
 	target, level := "child", "info"
 	fs := newFlagSet(c, &target, &level)
@@ -264,9 +270,7 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 			return c, nil
 		}
 		// The flag package says "-name"; lfinit documents "--name".
-		msg := strings.Replace(err.Error(), "flag -", "--", 1)
-		msg = strings.Replace(msg, "not defined: -", "not defined: --", 1)
-		return nil, usagef("%s", msg)
+		return nil, usagef("%s", flagError(fs, err))
 	}
 	if err := applyEnv(fs, getenv); err != nil {
 		return nil, err
@@ -280,6 +284,12 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	c.argv = fs.Args()
 	if len(c.argv) == 0 {
 		return nil, usagef("no command given: usage is lfinit [options] [--] COMMAND [ARG...]")
+	}
+	if err := c.push.check(); err != nil {
+		return nil, err
+	}
+	if c.push.gateway != "" {
+		c.opts.Budget.Push = c.push.timeout
 	}
 	if err := c.opts.Budget.Validate(); err != nil {
 		return nil, usagef("%v: set --drain-delay below --grace", err)
@@ -299,6 +309,7 @@ Usage:
   lfinit status [--status-file PATH] [--json]
   lfinit probe ready|live [--status-file PATH]
   lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D]
+                [--push-gateway URL --push-timeout D]
   lfinit version [--json]
 
 lfinit starts COMMAND as its child in its own process group, forwards every
@@ -334,7 +345,7 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		val := getenv(envName(f.Name))
-		if set[f.Name] || val == "" || err != nil || f.Name == "h" || f.Name == "help" || f.Name == "version" || f.Name == "json" {
+		if set[f.Name] || val == "" || err != nil || envIgnored(f.Name) {
 			return
 		}
 		if e := f.Value.Set(val); e != nil {
@@ -354,8 +365,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
 		}
-		msg := strings.Replace(err.Error(), "flag -", "--", 1)
-		return usagef("%s", strings.Replace(msg, "not defined: -", "not defined: --", 1))
+		return usagef("%s", flagError(fs, err))
 	}
 	return applyEnv(fs, getenv)
 }
@@ -376,8 +386,8 @@ func (c *config) checkObservability() error {
 	}
 	b := c.opts.Budget
 	if c.stopTimeout > 0 && !b.Fits(c.stopTimeout, c.allowance) {
-		return usagef("grace %v + floor %v + allowance %v = %v does not fit --stop-timeout %v: the orchestrator would SIGKILL first (137); raise its timeout to %ds or lower --grace",
-			b.Grace, b.Floor, c.allowance, b.Needed(c.allowance), c.stopTimeout, b.RecommendedSeconds(c.allowance))
+		return usagef("%s = %v does not fit --stop-timeout %v: the orchestrator would SIGKILL first (137); raise its timeout to %ds or lower --grace",
+			b.Breakdown(c.allowance), b.Needed(c.allowance), c.stopTimeout, b.RecommendedSeconds(c.allowance))
 	}
 	return nil
 }
@@ -392,12 +402,14 @@ func (c *config) readiness() *supervisor.Readiness {
 
 // writeHelp prints the options with their variables and defaults.
 func writeHelp(w io.Writer) {
-	c := &config{opts: supervisor.Options{Budget: budget.Default(), ExitMap: map[int]int{}, Rewrite: map[syscall.Signal]syscall.Signal{}}}
+	c := &config{opts: supervisor.Options{Budget: budget.Default(), ExitMap: map[int]int{}, Rewrite: map[syscall.Signal]syscall.Signal{}},
+		push: pushConfig{grouping: labelList{map[string]string{}}}}
 	t, l := "", ""
 	fs := newFlagSet(c, &t, &l)
 	defaults := map[string]string{
 		"grace": budget.DefaultGrace.String(), "floor": budget.DefaultFloor.String(), "drain-delay": "0",
 		"shutdown-signals": "TERM,INT", "forward-to": "child", "preserve-fds": "0", "allowance": budget.DefaultAllowance.String(), "log-format": "text", "log-level": "info",
+		"push-job": "lfinit", "push-timeout": DefaultPushTimeout.String(),
 	}
 	fmt.Fprint(w, helpText)
 	fs.VisitAll(func(f *flag.Flag) {

@@ -8,8 +8,6 @@ import (
 	"io"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/statusfile"
 )
@@ -27,7 +25,7 @@ var subcommands = map[string]func(args []string, getenv func(string) string, std
 var subcommandUsage = map[string]string{
 	"status":  "lfinit status [--status-file PATH] [--json]   (LFINIT_STATUS_FILE)",
 	"probe":   "lfinit probe ready|live [--status-file PATH]   (exit 0 when ready/live, 1 when not)",
-	"budget":  "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D]",
+	"budget":  "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D] [--push-gateway URL --push-timeout D]",
 	"version": "lfinit version [--json]   (version, commit, Go version, platform)",
 }
 
@@ -40,7 +38,7 @@ func runSubcommand(name string, args []string, getenv func(string) string, stdou
 		fmt.Fprintf(stdout, "usage: %s\n", subcommandUsage[name])
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "lfinit %s: %s (see lfinit --help)\n", name, ue.msg)
+		fmt.Fprintf(stderr, "lfinit %s: %s (see lfinit --help)\n", name, shortenMessage(ue.msg))
 		return 2
 	case err != nil:
 		fmt.Fprintf(stderr, "lfinit %s: %v\n", name, err)
@@ -74,13 +72,35 @@ func statusCmd(args []string, getenv func(string) string, stdout io.Writer) (int
 	if err != nil {
 		return 1, err
 	}
+	stale := staleness(s)
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return 0, enc.Encode(s)
+		if err := enc.Encode(s); err != nil {
+			return 1, err
+		}
+	} else {
+		if stale != "" {
+			fmt.Fprintf(stdout, "STALE:      %s\n", stale)
+		}
+		fmt.Fprint(stdout, statusfile.Describe(s, time.Now()))
 	}
-	fmt.Fprint(stdout, statusfile.Describe(s, time.Now()))
+	if stale != "" {
+		// Exit 1, so that a script does not take a dead lfinit's last
+		// "ready" for the truth.
+		return 1, fmt.Errorf("%s: %s", path, stale)
+	}
 	return 0, nil
+}
+
+// staleness says why s is not the state of a running lfinit: the one that
+// wrote it is gone without writing "stopped". "" when it runs, stopped
+// cleanly, or cannot be told from here.
+func staleness(s statusfile.Status) string {
+	if s.Phase == statusfile.Stopped || statusfile.WriterState(s, "/proc") != statusfile.WriterGone {
+		return ""
+	}
+	return fmt.Sprintf("the lfinit that wrote this file (pid %d) is gone (killed or crashed); its last phase was %s", s.Pid, s.Phase)
 }
 
 // probeCmd answers an exec probe: exit 0 when ready (or live), 1 when not.
@@ -97,9 +117,13 @@ func probeCmd(args []string, getenv func(string) string, stdout io.Writer) (int,
 	if err != nil {
 		return 1, err
 	}
-	ok := statusfile.ProbeLive(s, pidAlive)
+	if stale := staleness(s); stale != "" {
+		fmt.Fprintf(stdout, "not %s: %s\n", kind, stale)
+		return 1, nil
+	}
+	ok := statusfile.ProbeLive(s, writerAlive)
 	if kind == "ready" {
-		ok = statusfile.ProbeReady(s, pidAlive)
+		ok = statusfile.ProbeReady(s, writerAlive)
 	}
 	if !ok {
 		fmt.Fprintf(stdout, "not %s: phase %s\n", kind, s.Phase)
@@ -109,18 +133,22 @@ func probeCmd(args []string, getenv func(string) string, stdout io.Writer) (int,
 	return 0, nil
 }
 
-// pidAlive reports whether pid exists (signal 0 probes without signalling).
-func pidAlive(pid int) bool {
-	err := unix.Kill(pid, 0)
-	return err == nil || errors.Is(err, unix.EPERM)
-}
+// writerAlive is what the probes need once staleness found nothing: the
+// writer runs, or cannot be told from here (another PID namespace), in
+// which case the file is taken at its word.
+func writerAlive(int) bool { return true }
 
 // budgetCmd prints the shutdown timeline and checks it against a stop timeout.
 func budgetCmd(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
 	b := budget.Default()
 	var stop time.Duration
 	allowance := budget.DefaultAllowance
+	var gateway string
+	pushTimeout := DefaultPushTimeout
 	fs := flag.NewFlagSet("budget", flag.ContinueOnError)
+	// A push of the final metrics counts only when one is configured.
+	fs.StringVar(&gateway, "push-gateway", "", "")
+	fs.Var(durationValue{&pushTimeout}, "push-timeout", "")
 	fs.Var(durationValue{&b.Grace}, "grace", "")
 	fs.Var(durationValue{&b.Floor}, "floor", "")
 	fs.Var(durationValue{&b.DrainDelay}, "drain-delay", "")
@@ -132,9 +160,12 @@ func budgetCmd(args []string, getenv func(string) string, stdout io.Writer) (int
 	if err := b.Validate(); err != nil {
 		return 2, usagef("%v", err)
 	}
+	if gateway != "" {
+		b.Push = pushTimeout
+	}
 	fmt.Fprint(stdout, timeline(b))
 	rec := b.RecommendedSeconds(allowance)
-	fmt.Fprintf(stdout, "needs a stop timeout of at least %v (grace %v + floor %v + allowance %v)\n", b.Needed(allowance), b.Grace, b.Floor, allowance)
+	fmt.Fprintf(stdout, "needs a stop timeout of at least %v (%s)\n", b.Needed(allowance), b.Breakdown(allowance))
 	fmt.Fprintf(stdout, "recommended: terminationGracePeriodSeconds: %d   (docker stop -t %d, podman stop -t %d)\n", rec, rec, rec)
 	if stop == 0 {
 		return 0, nil
@@ -156,5 +187,8 @@ func timeline(b budget.Config) string {
 	out += fmt.Sprintf("  %-14s stop signal forwarded; the drain begins\n", at(b.DrainDelay))
 	out += fmt.Sprintf("  %-14s grace deadline: deadline signal; the child is late (exit 1 from here)\n", at(b.Grace))
 	out += fmt.Sprintf("  %-14s hard deadline: SIGKILL to the whole tree, lfinit exits 1\n", at(b.Total()))
+	if b.Push > 0 {
+		out += fmt.Sprintf("  %-14s at the latest: the final metrics pushed (--push-timeout %v), lfinit gone\n", at(b.Total()+b.Push), b.Push)
+	}
 	return out
 }

@@ -292,6 +292,8 @@ func TestKubernetesPod(t *testing.T) {
 	}
 	local := filepath.Join(t.TempDir(), "pod.yaml")
 	played := withoutPorts(strings.ReplaceAll(string(podText), manifestImage, exampleImage))
+	// podman 4.3's downward API knows metadata.name but not metadata.namespace.
+	played = strings.ReplaceAll(played, "fieldPath: metadata.namespace", "fieldPath: metadata.name")
 	if err := os.WriteFile(local, []byte(played), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -309,6 +311,14 @@ func TestKubernetesPod(t *testing.T) {
 	waitProbeReady(t, ctrName)
 	if st := podman(t, "exec", ctrName, "/lfinit", "status", "--json"); !strings.Contains(st, `"phase": "ready"`) {
 		t.Errorf("lfinit status --json:\n%s", st)
+	}
+	// The restricted securityContext holds where podman honours it: a
+	// non-root user with no capabilities, and still ready (the status file
+	// on the emptyDir is writable through fsGroup).
+	sec := podman(t, "inspect", "--format", "{{.Config.User}} caps={{.EffectiveCaps}} ro={{.HostConfig.ReadonlyRootfs}} {{.HostConfig.SecurityOpt}}", ctrName)
+	t.Logf("securityContext as podman applied it: %s", sec)
+	if !strings.HasPrefix(sec, "65532") || !strings.Contains(sec, "caps=[]") || !strings.Contains(sec, "ro=true") {
+		t.Errorf("podman inspect: %s, want user 65532, no capabilities, a read-only root", sec)
 	}
 
 	begun := time.Now()

@@ -52,7 +52,12 @@ func run(t *testing.T, image string, opts []string, args ...string) *ctr {
 		}
 		podmanCmd(time.Minute, "rm", "--force", "--time", "0", c.name)
 	})
-	cmd := append([]string{"run", "--detach", "--name", c.name, "--network", "none", "--volume", c.dir + ":/rec"}, opts...)
+	cmd := []string{"run", "--detach", "--name", c.name, "--network", "none", "--volume", c.dir + ":/rec"}
+	if !strings.Contains(strings.Join(opts, " "), "VERBOSITY") {
+		// The tests read the whole story, which the default level keeps quiet.
+		cmd = append(cmd, "--env", "LFINIT_LOG_LEVEL=debug")
+	}
+	cmd = append(cmd, opts...)
 	cmd = append(cmd, image)
 	podman(t, append(cmd, args...)...)
 	return c
@@ -146,14 +151,14 @@ func (l logLine) num(key string) float64 {
 	return v
 }
 
-// dur parses a duration lfinit logged as a string, e.g. "2.25s".
+// dur reads a duration lfinit logged as a number of seconds (key_seconds).
 func (l logLine) dur(t *testing.T, key string) time.Duration {
 	t.Helper()
-	d, err := time.ParseDuration(l.str(key))
-	if err != nil {
-		t.Fatalf("log key %s=%q: %v", key, l[key], err)
+	v, ok := l[key+"_seconds"].(float64)
+	if !ok {
+		t.Fatalf("log key %s_seconds=%v is not a number of seconds", key, l[key+"_seconds"])
 	}
-	return d
+	return time.Duration(v * float64(time.Second))
 }
 
 // lfinitLog is lfinit's JSON log lines from podman logs (the helper's own

@@ -75,6 +75,22 @@ func TestExecFailures(t *testing.T) {
 	}
 }
 
+// TestScriptWithoutShebang: a script with no #! line runs with /bin/sh,
+// as execvp (and so tini, dumb-init and catatonit) runs it.
+func TestScriptWithoutShebang(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	dir := t.TempDir()
+	os.WriteFile(dir+"/legacy", []byte("echo \"args: $1\"\nexit 42\n"), 0o755)
+	r := startPID1(t, "--", dir+"/legacy", "one")
+	if got := r.wait(10 * time.Second); got != 42 {
+		t.Fatalf("exit %d, want the script's 42:\n%s", got, r.stderr.String())
+	}
+	if out := r.stdout.String(); out != "args: one\n" {
+		t.Fatalf("script printed %q", out)
+	}
+}
+
 func TestOptionParsingStopsAtTheCommand(t *testing.T) {
 	t.Parallel()
 	r := startPID1(t, "echo", "-v", "--grace", "x")

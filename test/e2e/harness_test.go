@@ -155,6 +155,11 @@ func startWith(t *testing.T, pid1 bool, lfinitArgs, env []string, wrapper ...str
 		r.cmd = exec.Command(lfinitBin, args...)
 	}
 	r.cmd.Env = append(os.Environ(), env...)
+	if !setsVerbosity(env) {
+		// The tests read the whole story, which the default level keeps
+		// quiet; a flag still wins over this.
+		r.cmd.Env = append(r.cmd.Env, "LFINIT_LOG_LEVEL=debug")
+	}
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	r.begun = time.Now()
@@ -185,6 +190,18 @@ func startWith(t *testing.T, pid1 bool, lfinitArgs, env []string, wrapper ...str
 		}
 	})
 	return r
+}
+
+// setsVerbosity reports whether env chooses the log level itself.
+func setsVerbosity(env []string) bool {
+	for _, kv := range env {
+		for _, k := range []string{"LFINIT_LOG_LEVEL=", "TINI_VERBOSITY=", "DUMB_INIT_DEBUG="} {
+			if strings.HasPrefix(kv, k) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // path is a file in the run's private directory.

@@ -351,6 +351,8 @@ func TestObservabilityStartupErrorsExit2(t *testing.T) {
 		{[]string{"--ready-tcp", "8080"}, "HOST:PORT"},
 		{[]string{"--ready-http", "localhost:8080"}, "URL"},
 		{[]string{"--ready-tcp", "127.0.0.1:1", "--ready-http", "http://x/"}, "exclude"},
+		{[]string{"--termination-log", dir + "/file/termlog"}, "--termination-log"},
+		{[]string{"--push-gateway", "pushgateway:9091"}, "--push-gateway"},
 	} {
 		cmd := exec.Command(lfinitBin, append(tc.args, "--", "touch", marker)...)
 		out, _ := cmd.CombinedOutput()

@@ -55,6 +55,7 @@ func TestRecycledChildPidIsNeverSignalled(t *testing.T) {
 	needRoot(t)
 	dir := t.TempDir()
 	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "bash", "-c", reuseScript, "bash", dir, lfinitBin, helperBin)
+	cmd.Env = append(os.Environ(), "LFINIT_LOG_LEVEL=debug") // the relay's line is at debug
 	out, err := cmd.CombinedOutput()
 	log, _ := os.ReadFile(dir + "/lfinit.log")
 	if err != nil {

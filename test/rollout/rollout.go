@@ -372,6 +372,7 @@ func (r *rollout) start(in *instance) error {
 		// /readyz says 200 only once the server accepts connections.
 		"--ready-tcp", addr,
 		"--log-format", "json",
+		"--log-level", "debug", // its "started" line is read
 		"--termination-log", "none",
 		"--", r.bins.Server, "-listen", addr, "-name", in.name,
 		"-work", r.c.Work.String(), "-startup", r.c.Startup.String())

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"log/slog"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/light-fabric/lfinit/forward"
+	"github.com/light-fabric/lfinit/supervisor"
+)
+
+// commonSignals are the signals operators and orchestrators send most;
+// their counters exist from the first scrape, with the shutdown signals.
+var commonSignals = []syscall.Signal{
+	syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH,
+}
+
+// knownSignals names the signals whose counters start at 0: the common
+// ones, the shutdown signals and the stop and deadline signals.
+func knownSignals(o supervisor.Options) []string {
+	sigs := append(slices.Clone(commonSignals), o.ShutdownSignals...)
+	sigs = append(sigs, o.StopSignal, o.DeadlineSignal)
+	var names []string
+	for _, s := range sigs {
+		if n := forward.Name(s); s != 0 && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// warnUnknownVariables logs, once, the LFINIT_ variables no option reads.
+// Only a run warns: the subcommands read the same variables, but an exec
+// probe every few seconds would repeat the line forever.
+func warnUnknownVariables(env []string, log *slog.Logger) {
+	c := &config{opts: supervisor.Options{ExitMap: map[int]int{}, Rewrite: map[syscall.Signal]syscall.Signal{}},
+		push: pushConfig{grouping: labelList{map[string]string{}}}}
+	if names := unknownVariables(newFlagSet(c, new(string), new(string)), env); len(names) > 0 {
+		log.Warn("ignoring LFINIT_ variables that no option reads", "variables", strings.Join(names, ", "))
+	}
+}

@@ -1,0 +1,150 @@
+package statusfile
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Writer is whether the lfinit that wrote a status file still runs.
+type Writer int
+
+// The answers of WriterState.
+const (
+	WriterAlive   Writer = iota // the same process still runs
+	WriterGone                  // it is gone: the file is stale
+	WriterUnknown               // it cannot be told from here (another PID namespace, no permission)
+)
+
+// owner identifies the writing process for readers: its PID namespace and
+// its start time in clock ticks since boot. With the pid, that is an
+// identity a recycled pid cannot fake, and it needs no clock comparison.
+type owner struct {
+	ns    string
+	start uint64
+}
+
+var self = sync.OnceValue(func() owner {
+	o := owner{}
+	o.ns, _ = os.Readlink("/proc/self/ns/pid")
+	if b, err := os.ReadFile("/proc/self/stat"); err == nil {
+		o.start, _ = startTicks(string(b))
+	}
+	return o
+})
+
+// stampOwner records this process as the writer of s.
+func (s *Status) stampOwner() {
+	o := self()
+	if o.ns != "" {
+		s.PidNamespace = &o.ns
+	}
+	if o.start != 0 {
+		s.PidStartTicks = &o.start
+	}
+}
+
+// startTicks is field 22 of /proc/PID/stat, counted after the last ')' since
+// the command name may hold spaces and parentheses.
+func startTicks(stat string) (uint64, bool) {
+	end := strings.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0, false
+	}
+	f := strings.Fields(stat[end+1:])
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return 0, false // a zombie has exited: it is not running
+	}
+	n, err := strconv.ParseUint(f[19], 10, 64)
+	return n, err == nil
+}
+
+// WriterState says whether the lfinit that wrote s still runs, looking in
+// procDir (normally /proc). In the writer's PID namespace (an exec probe
+// in the container) the pid is looked up directly; from another one (the
+// host), the process is searched by namespace, innermost pid and start
+// time. A file without the owner keys (an older lfinit) falls back to the
+// pid existing at all.
+func WriterState(s Status, procDir string) Writer {
+	if s.Pid <= 0 {
+		return WriterUnknown
+	}
+	ownNS, _ := os.Readlink(filepath.Join(procDir, "self/ns/pid"))
+	if s.PidNamespace == nil || *s.PidNamespace == ownNS {
+		return samePid(s, procDir)
+	}
+	return searchNamespace(s, procDir)
+}
+
+func samePid(s Status, procDir string) Writer {
+	b, err := os.ReadFile(filepath.Join(procDir, strconv.Itoa(s.Pid), "stat"))
+	if err != nil {
+		return WriterGone
+	}
+	start, ok := startTicks(string(b))
+	if !ok || (s.PidStartTicks != nil && *s.PidStartTicks != start) {
+		return WriterGone
+	}
+	return WriterAlive
+}
+
+// searchNamespace looks for the writer from outside its PID namespace. It
+// needs the start time, and permission to read other processes' namespace
+// links (root, or the same user); without them it cannot tell.
+func searchNamespace(s Status, procDir string) Writer {
+	if s.PidStartTicks == nil {
+		return WriterUnknown
+	}
+	entries, err := os.ReadDir(procDir)
+	if err != nil {
+		return WriterUnknown
+	}
+	unreadable := false
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		dir := filepath.Join(procDir, e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		if start, ok := startTicks(string(b)); !ok || start != *s.PidStartTicks {
+			continue
+		}
+		ns, err := os.Readlink(filepath.Join(dir, "ns/pid"))
+		if err != nil {
+			unreadable = true
+			continue
+		}
+		if ns == *s.PidNamespace && innermostPid(dir) == s.Pid {
+			return WriterAlive
+		}
+	}
+	if unreadable {
+		return WriterUnknown
+	}
+	return WriterGone
+}
+
+// innermostPid is the last pid of the NSpid line of /proc/PID/status: the
+// process's pid in its own PID namespace.
+func innermostPid(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, "status"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
+}
