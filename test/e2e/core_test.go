@@ -245,6 +245,7 @@ func TestGroupForwarding(t *testing.T) {
 }
 
 func TestChildIgnoringTermIsKilledAtGracePlusFloor(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--grace", "1s", "--floor", "500ms", "HELPER", "-record", "DIR/rec", "-ignore", "15",
 		"-children", "2", "-children-ignore-term", "-daemon", "DIR/daemon.pid", "-daemon-ignore-term", "-ready-file", "DIR/ready")
