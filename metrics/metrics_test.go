@@ -19,9 +19,9 @@ import (
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
-// observer mirrors supervisor.Observer, which Metrics is plugged into. It
-// is copied rather than imported so this package's tests do not depend on
-// the supervisor compiling.
+// observer mirrors supervisor.Recorder and Publish, which Metrics is
+// plugged into. It is copied rather than imported so this package's tests
+// do not depend on the supervisor compiling.
 type observer interface {
 	SetReady(ready bool)
 	Status(s statusfile.Status)

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/forward"
 )
 
 // Proc is one line of the process table, as read from /proc/PID/stat.
@@ -104,16 +106,22 @@ func Tree(procs []Proc, root int) []Proc {
 }
 
 // SignalTree sends sig to every live process of lfinit's tree and returns
-// the ones it signalled. As PID 1 the tree is the whole PID namespace, and
-// kill(-1) reaches all of it in one call (the kernel skips the caller).
-// Anywhere else kill(-1) would reach the whole machine, so the descendants
-// are found in /proc and signalled one by one (see SignalEach). first runs
-// before anything else, so that a cheap group kill never waits for a scan;
-// what it already hit shows in the scan as dying or zombie, and is listed.
-func SignalTree(pid1 bool, sig syscall.Signal, first func()) []Proc {
+// the ones it signalled. group, when above 1, is the main child's pid, not
+// yet reaped: its process group and then the child itself are signalled
+// before anything else, so that this cheap, sure reach never waits for a
+// scan; what it hit shows in the scan as dying or zombie, and is listed.
+// As PID 1 the tree is the whole PID namespace, and kill(-1) reaches all of
+// it in one call (the kernel skips the caller). Anywhere else kill(-1)
+// would reach the whole machine, so the descendants are found in /proc and
+// signalled one by one, each through a pidfd checked to be the process
+// found.
+func SignalTree(pid1 bool, sig syscall.Signal, group int) []Proc {
 	self := os.Getpid()
+	if group > 1 {
+		forward.Deliver(group, forward.Group, sig)
+		forward.Deliver(group, forward.Child, sig)
+	}
 	if pid1 {
-		first()
 		if err := unix.Kill(-1, sig); err != nil {
 			return nil // ESRCH: nothing left to signal
 		}
@@ -127,7 +135,6 @@ func SignalTree(pid1 bool, sig syscall.Signal, first func()) []Proc {
 		}
 		return hit
 	}
-	first()
 	var hit []Proc
 	for _, p := range Tree(Table("/proc"), self) {
 		if p.State == 'Z' || p.State == 'X' || signalExact(p, sig) {

@@ -11,11 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/forward"
-	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -47,6 +44,13 @@ type Options struct {
 	// it entirely). A rewritten shutdown signal still starts the shutdown;
 	// its TO is the stop signal unless StopSignal is set.
 	Rewrite map[syscall.Signal]syscall.Signal
+	// Daemon says what is followed once the start command exits 0
+	// (--pidfile, --wait-for=tree); PidfileTimeout bounds the wait for
+	// the pidfile, read every PidfilePoll (default 20ms).
+	Daemon         Daemon
+	Pidfile        string // the path, for the loop (DaemonPidfile)
+	PidfileTimeout time.Duration
+	PidfilePoll    time.Duration
 }
 
 // Kind says what an Action asks for.
@@ -59,6 +63,10 @@ const (
 	ActTermTree             // SIGTERM what the exited child left behind
 	ActKillTree             // SIGKILL the whole tree
 	ActExit                 // lfinit exits with Code
+	// ActReadPidfile asks the loop to read the pidfile and answer with
+	// Adopt or PidfileChecked.
+	ActReadPidfile
+	ActPidfileFailed // no process to follow: log Why (the last problem) as an error
 )
 
 // Action is one thing the machine asks the loop to do, in order.
@@ -66,6 +74,7 @@ type Action struct {
 	Kind   Kind
 	Signal syscall.Signal
 	Why    string // for ActForward: relay, stop, deadline
+	Tree   bool   // for ActForward: to every process of the tree, not the main process
 	Phase  Phase
 	Code   int
 }
@@ -91,6 +100,7 @@ type Machine struct {
 	startedAt  time.Time
 	exitedAt   time.Time
 	done       bool
+	d          daemonState
 }
 
 // NewMachine returns a machine for a child about to be started.
@@ -103,6 +113,9 @@ func NewMachine(opt Options) *Machine {
 	}
 	if opt.KillGiveUp <= 0 {
 		opt.KillGiveUp = KillGiveUp
+	}
+	if opt.PidfilePoll <= 0 {
+		opt.PidfilePoll = PidfilePollEvery
 	}
 	return &Machine{opt: opt}
 }
@@ -158,10 +171,12 @@ func (m *Machine) Drops(sig syscall.Signal) bool {
 }
 
 // Started records that the child was started at now. Without readiness
-// gating the child is ready as soon as exec succeeded.
+// gating the child is ready as soon as exec succeeded; with --pidfile, once
+// the daemon is adopted.
 func (m *Machine) Started(now time.Time, ready bool) []Action {
 	m.alive, m.startedAt = true, now
-	if ready {
+	m.d.gated = !ready
+	if ready && m.opt.Daemon != DaemonPidfile {
 		return m.setPhase(nil, statusfile.Ready)
 	}
 	return m.setPhase(nil, statusfile.Starting)
@@ -170,6 +185,10 @@ func (m *Machine) Started(now time.Time, ready bool) []Action {
 // MarkReady records that the child answered its readiness check.
 func (m *Machine) MarkReady(now time.Time) []Action {
 	if m.phase != statusfile.Starting || m.shutdown || m.done {
+		return nil
+	}
+	if m.opt.Daemon == DaemonPidfile && !m.d.adopted {
+		m.d.readySeen = true // ready once the daemon is adopted too
 		return nil
 	}
 	return m.setPhase(nil, statusfile.Ready)
@@ -196,7 +215,7 @@ func (m *Machine) Signal(now time.Time, sig syscall.Signal) []Action {
 	}
 	if !m.IsShutdownSignal(sig) {
 		if m.alive {
-			return []Action{{Kind: ActForward, Signal: to, Why: "relay"}}
+			return []Action{m.fwd(to, "relay")}
 		}
 		return nil
 	}
@@ -207,7 +226,7 @@ func (m *Machine) Signal(now time.Time, sig syscall.Signal) []Action {
 	tl, what := m.tl.Again(m.opt.Budget, now)
 	m.tl = tl
 	if what == budget.SendDeadline && m.alive && m.deadSig != 0 {
-		acts = append(acts, Action{Kind: ActForward, Signal: m.deadSig, Why: "deadline"})
+		acts = append(acts, m.fwd(m.deadSig, "deadline"))
 	}
 	return m.advance(now, acts)
 }
@@ -226,6 +245,7 @@ func (m *Machine) begin(now time.Time, sig, to syscall.Signal) []Action {
 	if m.opt.NoDeadline {
 		m.deadSig = 0
 	}
+	m.d.awaiting = false // a shutdown while waiting for the pidfile aborts the start
 	if !m.alive {
 		// The child already exited on its own: the shutdown only caps
 		// the cleanup of its leftovers.
@@ -244,14 +264,23 @@ func (m *Machine) begin(now time.Time, sig, to syscall.Signal) []Action {
 	return m.advance(now, nil)
 }
 
-// ChildExited records the main child's wait status at now; treeEmpty says
-// whether wait4 found no other process left.
-func (m *Machine) ChildExited(now time.Time, ws unix.WaitStatus, treeEmpty bool) []Action {
-	if !m.alive || m.done {
+// ChildExited records the main child's exit code at now (its status, or
+// 128+N for a death by signal N); treeEmpty says
+// whether wait4 found no other process left. In the daemon modes a start
+// command that exits 0 hands over to the pidfile's process or to the tree.
+func (m *Machine) ChildExited(now time.Time, code int, treeEmpty bool) []Action {
+	if !m.alive || m.done || m.d.tree {
 		return nil
 	}
+	if acts, ok := m.startCommandExited(now, code, treeEmpty); ok {
+		return acts
+	}
+	return m.mainExited(now, code, treeEmpty)
+}
+
+// mainExited records the main process's exit with code at now.
+func (m *Machine) mainExited(now time.Time, code int, treeEmpty bool) []Action {
 	m.alive, m.exitedAt = false, now
-	code := reaper.ExitCode(ws)
 	if mapped, ok := m.opt.ExitMap[code]; ok {
 		code = mapped
 	}
@@ -276,7 +305,14 @@ func (m *Machine) ChildExited(now time.Time, ws unix.WaitStatus, treeEmpty bool)
 
 // TreeEmpty records that lfinit has no process left to reap.
 func (m *Machine) TreeEmpty(now time.Time) []Action {
-	if m.alive || m.done {
+	switch {
+	case m.done:
+		return nil
+	case m.alive && m.d.awaiting:
+		return m.pidfileFailed(now, m.d.problem+"; no process is left in lfinit's tree", true)
+	case m.alive && m.d.tree:
+		return m.mainExited(now, m.d.lastCode, true)
+	case m.alive:
 		return nil
 	}
 	return m.finish()
@@ -301,6 +337,8 @@ func (m *Machine) Next() (time.Time, bool) {
 	switch {
 	case m.done:
 		return time.Time{}, false
+	case m.d.awaiting:
+		consider(m.d.nextRead)
 	case !m.killedAt.IsZero():
 		consider(m.lastKillAt.Add(m.opt.KillRetry))
 		consider(m.killedAt.Add(m.opt.KillGiveUp))
@@ -322,10 +360,13 @@ func (m *Machine) Next() (time.Time, bool) {
 
 // advance fires, in order, every deadline due at now.
 func (m *Machine) advance(now time.Time, acts []Action) []Action {
+	if m.d.awaiting && !now.Before(m.d.nextRead) {
+		acts = m.readDue(now, acts)
+	}
 	if m.shutdown && m.alive {
 		if !m.stopSent && !now.Before(m.tl.StopAt) {
 			m.stopSent = true
-			acts = append(acts, Action{Kind: ActForward, Signal: m.stopSig, Why: "stop"})
+			acts = append(acts, m.fwd(m.stopSig, "stop"))
 			if m.phase == statusfile.Quiescing || m.phase == statusfile.Ready {
 				acts = m.setPhase(acts, statusfile.Draining)
 			}
@@ -335,7 +376,7 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 			// A deadline signal at the instant of the SIGKILL is noise;
 			// a second shutdown signal already sent one.
 			if m.deadSig != 0 && m.tl.GraceDeadline.Before(m.tl.HardDeadline) && m.tl.Signals < 2 {
-				acts = append(acts, Action{Kind: ActForward, Signal: m.deadSig, Why: "deadline"})
+				acts = append(acts, m.fwd(m.deadSig, "deadline"))
 			}
 		}
 	}

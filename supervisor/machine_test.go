@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/statusfile"
@@ -24,8 +22,9 @@ const (
 )
 
 // exited and killed build wait statuses as the kernel reports them.
-func exited(code int) unix.WaitStatus           { return unix.WaitStatus(code << 8) }
-func killed(sig syscall.Signal) unix.WaitStatus { return unix.WaitStatus(sig) }
+// exited and killed are a child's exit code as the loop decodes it.
+func exited(code int) int           { return code }
+func killed(sig syscall.Signal) int { return 128 + int(sig) }
 
 // show renders actions compactly so expectations read like the timeline.
 func show(acts []Action) string {
@@ -35,7 +34,15 @@ func show(acts []Action) string {
 		case ActPhase:
 			parts = append(parts, "phase:"+string(a.Phase))
 		case ActForward:
+			if a.Tree {
+				parts = append(parts, "tree-"+a.Why+":"+forward.Name(a.Signal))
+				continue
+			}
 			parts = append(parts, a.Why+":"+forward.Name(a.Signal))
+		case ActReadPidfile:
+			parts = append(parts, "read-pidfile")
+		case ActPidfileFailed:
+			parts = append(parts, "pidfile-failed")
 		case ActTermTree:
 			parts = append(parts, "term-tree")
 		case ActKillTree:

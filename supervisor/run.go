@@ -28,8 +28,10 @@ type Config struct {
 	Log    *slog.Logger
 	// PreserveFDs is how many inherited descriptors from 3 up the child gets.
 	PreserveFDs int
-	// Observers are told about every transition (status file, metrics).
-	Observers []Observer
+	// Recorder, when set, is told of every event; Publishers get a
+	// snapshot at every transition.
+	Recorder   Recorder
+	Publishers []Publish
 	// Readiness, when set, gates the ready phase on the child answering.
 	Readiness *Readiness
 	// TerminationLog is where the final summary goes ("" for nowhere).
@@ -70,34 +72,19 @@ func Catch() *Signals {
 	return s
 }
 
-// Observer is told what happens, from the loop's goroutine. Its methods
-// must not block: they sit between a signal and its forward, a deadline
-// and its kill.
-type Observer interface {
-	SetReady(ready bool)        // first, before anything else on a shutdown signal
-	Status(s statusfile.Status) // at every transition, and the final one
+// Recorder is told of each event as it happens, from the loop's
+// goroutine (the metrics). Its methods must not block: they sit between a
+// signal and its forward, a deadline and its kill.
+type Recorder interface {
+	SetReady(ready bool) // first, before anything else on a shutdown signal
 	SignalReceived(name string)
 	SignalForwarded(name string)
 	Reaped(n int)
 }
 
-// StatusFunc adapts a function that only wants status snapshots.
-type StatusFunc func(statusfile.Status)
-
-// SetReady does nothing.
-func (StatusFunc) SetReady(bool) {}
-
-// Status calls f.
-func (f StatusFunc) Status(s statusfile.Status) { f(s) }
-
-// SignalReceived does nothing.
-func (StatusFunc) SignalReceived(string) {}
-
-// SignalForwarded does nothing.
-func (StatusFunc) SignalForwarded(string) {}
-
-// Reaped does nothing.
-func (StatusFunc) Reaped(int) {}
+// Publish takes a status snapshot at every transition, and the final one
+// (the status file, the metrics' phase). It must not block either.
+type Publish func(statusfile.Status)
 
 // runner is the thin syscall side of one run: it feeds events to the
 // machine and carries out its actions.
@@ -114,8 +101,8 @@ type runner struct {
 	tty        *spawn.Terminal // lfinit's controlling terminal, nil without one
 	jobControl bool            // not PID 1 and on a terminal: stop when the child stops
 	nreaped    int
-	dirty      bool    // publish a status after this batch of actions
-	sendErrs   []error // what sendNow's deliveries returned, for apply
+	dirty      bool         // publish a status after this batch of actions
+	pidfile    pidfileState // --pidfile's reads (daemon.go)
 }
 
 // Run starts the child and supervises it until lfinit must exit; it returns
@@ -126,26 +113,17 @@ func Run(c Config) int {
 	if c.Signals == nil {
 		c.Signals = Catch()
 	}
-	sigs, chld := c.Signals.relayed, c.Signals.chld
-
 	now := time.Now()
 	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now}
-	if err := r.startChild(); err != nil {
-		var se *spawn.Error
-		code := spawn.ExitNotExec
-		if errors.As(err, &se) {
-			code = se.Code
-		}
-		c.Log.Error(err.Error(), "exit_code", code)
-		code, _ = r.apply(r.m.FailedToStart(code))
+	if code, done := r.begin(); done {
 		return code
 	}
 	var ready <-chan struct{}
-	var stopProbe func()
+	stopProbe := func() {}
 	if c.Readiness != nil {
 		ready, stopProbe = c.Readiness.Watch()
-		defer stopProbe()
 	}
+	defer stopProbe()
 	if code, done := r.apply(r.m.Started(time.Now(), c.Readiness == nil)); done {
 		return code
 	}
@@ -154,7 +132,29 @@ func Run(c Config) int {
 		return code
 	}
 	dropStartupPages()
+	return r.loop(ready, stopProbe)
+}
 
+// begin starts the child; done when it could not be started.
+func (r *runner) begin() (int, bool) {
+	err := r.startChild()
+	if err == nil {
+		return 0, false
+	}
+	var se *spawn.Error
+	code := spawn.ExitNotExec
+	if errors.As(err, &se) {
+		code = se.Code
+	}
+	r.Log.Error(err.Error(), "exit_code", code)
+	code, _ = r.apply(r.m.FailedToStart(code))
+	return code, true
+}
+
+// loop feeds the machine its events (signals, exits, deadlines, the
+// readiness check) until it says exit.
+func (r *runner) loop(ready <-chan struct{}, stopProbe func()) int {
+	sigs, chld := r.Signals.relayed, r.Signals.chld
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -170,12 +170,12 @@ func Run(c Config) int {
 			ready = nil
 			acts = r.m.MarkReady(time.Now())
 			if len(acts) > 0 {
-				c.Log.Debug("child is ready", "check", c.Readiness.String(), "after_seconds", seconds(time.Since(r.start)))
+				r.Log.Debug("child is ready", "check", r.Readiness.String(), "after_seconds", seconds(time.Since(r.start)))
 			}
 		}
-		if stopProbe != nil && r.m.Phase() != statusfile.Starting {
-			stopProbe()
-			stopProbe = nil
+		if ready != nil && r.m.Phase() != statusfile.Starting {
+			stopProbe() // nothing left to gate
+			ready = nil
 		}
 		if code, done := r.apply(acts); done {
 			return code
@@ -198,26 +198,23 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 		what = "dropped: --rewrite"
 	case r.m.IsShutdownSignal(sig) && !r.m.ShuttingDown():
 		// Readiness drops before anything else, even the log line.
-		for _, o := range r.Observers {
-			o.SetReady(false)
-		}
+		r.setReady(false)
 		what = "shutdown"
 	case r.m.IsShutdownSignal(sig):
 		what = "hurry"
-	case r.reaped:
+	case r.reaped && !r.m.FollowsTree():
 		what = "dropped: the child has exited"
 	}
 	if sig == syscall.SIGCONT {
 		r.resumeTerminal() // before the relay: the child must find the terminal its own
 	}
 	now := time.Now()
-	acts := r.m.Signal(now, sig)
-	// Deliver before the bookkeeping: formatting the log line and waking
+	// Forward before the bookkeeping: formatting the log line and waking
 	// the log writer take tens of microseconds a forward must not wait for.
-	r.sendNow(acts)
+	acts := r.forwardNow(r.m.Signal(now, sig))
 	name := forward.Name(sig)
-	for _, o := range r.Observers {
-		o.SignalReceived(name)
+	if r.Recorder != nil {
+		r.Recorder.SignalReceived(name)
 	}
 	attrs := []any{"signal", name, "action", what}
 	if hard, ok := r.m.HardDeadline(); ok && r.m.ShuttingDown() {
@@ -240,15 +237,13 @@ func (r *runner) reap() []Action {
 		n++
 		if pid == r.child && !r.reaped {
 			r.reaped, childDone, ws = true, true, status
-		} else if r.WarnOnReap {
+		} else if r.m.OtherExited(reaper.ExitCode(status)); r.WarnOnReap {
 			r.Log.Warn("reaped a process that is not the child", "reaped_pid", pid, "status", describe(status))
 		}
 	})
 	r.nreaped += n
-	if n > 0 {
-		for _, o := range r.Observers {
-			o.Reaped(n)
-		}
+	if n > 0 && r.Recorder != nil {
+		r.Recorder.Reaped(n)
 	}
 	if childStopped && !childDone {
 		r.suspend()
@@ -257,7 +252,7 @@ func (r *runner) reap() []Action {
 	if childDone {
 		r.reclaimTerminal()
 		r.Log.Debug("child exited", "child_pid", r.child, "status", describe(ws), "exit_code", reaper.ExitCode(ws))
-		return r.m.ChildExited(now, ws, empty)
+		return r.m.ChildExited(now, reaper.ExitCode(ws), empty)
 	}
 	if empty {
 		return r.m.TreeEmpty(now)
@@ -292,22 +287,24 @@ func (r *runner) startChild() error {
 
 // apply carries out actions in order; it reports the exit code when done.
 func (r *runner) apply(acts []Action) (int, bool) {
-	sent := 0
 	for _, a := range acts {
 		switch a.Kind {
 		case ActPhase:
 			r.phase(a.Phase)
 		case ActForward:
-			r.report(a, r.deliver(a))
-		case actSent:
-			r.report(a, r.sendErrs[sent])
-			sent++
+			r.forward(a)
 		case ActTermTree:
-			n := len(reaper.SignalTree(r.PID1, syscall.SIGTERM, func() {}))
+			n := len(reaper.SignalTree(r.PID1, a.Signal, 0))
 			r.leftovers += n
 			r.Log.Debug("terminating leftovers of the child", "signal", "SIGTERM", "processes", n)
 		case ActKillTree:
-			r.kill()
+			r.kill(a.Signal)
+		case ActReadPidfile:
+			if code, done := r.apply(r.readPidfile()); done {
+				return code, true
+			}
+		case ActPidfileFailed:
+			r.pidfileFailed(a.Why)
 		case ActExit:
 			r.finish(a.Code)
 			return a.Code, true
@@ -325,14 +322,8 @@ func (r *runner) phase(p Phase) {
 	r.phaseSince, r.dirty = now, true
 	if p == statusfile.Ready {
 		r.readyAt = now
-		for _, o := range r.Observers {
-			o.SetReady(true)
-		}
-	} else {
-		for _, o := range r.Observers {
-			o.SetReady(false)
-		}
 	}
+	r.setReady(p == statusfile.Ready)
 	attrs := []any{"phase", string(p)}
 	if hard, ok := r.m.HardDeadline(); ok {
 		attrs = append(attrs, "remaining_seconds", remaining(hard, now))
@@ -340,36 +331,28 @@ func (r *runner) phase(p Phase) {
 	r.Log.Debug("phase", attrs...)
 }
 
-// actSent marks an ActForward that sendNow has already delivered: apply
-// only reports it.
-const actSent Kind = -1
-
 // errChildGone is deliver's answer once the child is reaped: its pid may
 // have been recycled, so nothing is sent and nothing is reported.
 var errChildGone = errors.New("the child is reaped")
 
-// sendNow delivers the forwards among acts at once, in order, and marks
-// them sent; their errors wait in r.sendErrs for apply to report.
-func (r *runner) sendNow(acts []Action) {
-	r.sendErrs = r.sendErrs[:0]
-	for i := range acts {
-		if acts[i].Kind == ActForward {
-			acts[i].Kind = actSent
-			r.sendErrs = append(r.sendErrs, r.deliver(acts[i]))
+// forwardNow carries out the forwards among acts at once, in order, and
+// returns the other actions for apply.
+func (r *runner) forwardNow(acts []Action) []Action {
+	rest := acts[:0]
+	for _, a := range acts {
+		if a.Kind == ActForward {
+			r.forward(a)
+			continue
 		}
+		rest = append(rest, a)
 	}
+	return rest
 }
 
-// deliver sends a forwarded signal to the child, or its group.
-func (r *runner) deliver(a Action) error {
-	if r.reaped {
-		return errChildGone
-	}
-	return forward.Deliver(r.child, r.Target, a.Signal)
-}
-
-// report logs and counts a forward that deliver carried out.
-func (r *runner) report(a Action, err error) {
+// forward sends a forwarded signal and reports it where it was sent: each
+// error decided there, as tini's wait_and_forward_signal does.
+func (r *runner) forward(a Action) {
+	err := r.deliver(a)
 	if errors.Is(err, errChildGone) {
 		return
 	}
@@ -378,39 +361,53 @@ func (r *runner) report(a Action, err error) {
 		r.Log.Warn("cannot forward signal", "signal", name, "target_pid", r.child, "err", err)
 		return
 	}
-	for _, o := range r.Observers {
-		o.SignalForwarded(name)
+	if r.Recorder != nil {
+		r.Recorder.SignalForwarded(name)
 	}
-	if a.Why != "relay" {
-		attrs := []any{"signal", name, "to", r.Target.String(), "target_pid", r.child}
-		if hard, ok := r.m.HardDeadline(); ok {
-			attrs = append(attrs, "remaining_seconds", remaining(hard, time.Now()))
-		}
-		// The deadline signal means the child outlived its grace.
-		level := slog.LevelDebug
-		if a.Why == "deadline" {
-			level = slog.LevelWarn
-		}
-		r.Log.Log(context.Background(), level, a.Why+" signal sent", attrs...)
+	if a.Why == "relay" {
+		return
 	}
+	attrs := []any{"signal", name, "to", r.Target.String(), "target_pid", r.child}
+	if a.Tree {
+		attrs = []any{"signal", name, "to", "tree"}
+	}
+	if hard, ok := r.m.HardDeadline(); ok {
+		attrs = append(attrs, "remaining_seconds", remaining(hard, time.Now()))
+	}
+	// The deadline signal means the child outlived its grace.
+	level := slog.LevelDebug
+	if a.Why == "deadline" {
+		level = slog.LevelWarn
+	}
+	r.Log.Log(context.Background(), level, a.Why+" signal sent", attrs...)
 }
 
-// kill sends SIGKILL to the child's group first (the cheapest, surest
-// reach), then to the rest of the tree.
-func (r *runner) kill() {
-	hit := reaper.SignalTree(r.PID1, syscall.SIGKILL, func() {
-		if !r.reaped {
-			forward.Deliver(r.child, forward.Group, syscall.SIGKILL)
-			forward.Deliver(r.child, forward.Child, syscall.SIGKILL)
-		}
-	})
+// deliver sends a forwarded signal to the child, its group, or the tree.
+func (r *runner) deliver(a Action) error {
+	if a.Tree {
+		return r.signalTree(a.Signal)
+	}
+	if r.reaped {
+		return errChildGone
+	}
+	return forward.Deliver(r.child, r.Target, a.Signal)
+}
+
+// kill sends sig (SIGKILL) to the whole tree, the child's group first
+// while the child is not reaped (the cheapest, surest reach).
+func (r *runner) kill(sig syscall.Signal) {
+	group := 0
+	if !r.reaped {
+		group = r.child
+	}
+	hit := reaper.SignalTree(r.PID1, sig, group)
 	first := r.killed == nil
 	if first {
 		r.killed = append([]reaper.Proc{}, hit...)
 		r.dirty = true
 	}
 	if first || len(hit) > 0 {
-		r.Log.Warn("hard deadline: killed the process tree", "signal", "SIGKILL", "processes", len(hit),
+		r.Log.Warn("hard deadline: killed the process tree", "signal", forward.Name(sig), "processes", len(hit),
 			"child_alive", !r.reaped, "still_running", names(hit, 10))
 	}
 }
@@ -419,9 +416,9 @@ func (r *runner) kill() {
 // termination message.
 func (r *runner) finish(code int) {
 	s := r.snapshot()
-	for _, o := range r.Observers {
-		o.SetReady(false)
-		o.Status(s)
+	r.setReady(false)
+	for _, publish := range r.Publishers {
+		publish(s)
 	}
 	total := time.Since(r.start)
 	r.Log.Log(context.Background(), r.finalLevel(), "exit", r.summary(s, code, total)...)
@@ -466,13 +463,19 @@ func (r *runner) finalLevel() slog.Level {
 	return slog.LevelInfo
 }
 
+func (r *runner) setReady(ready bool) {
+	if r.Recorder != nil {
+		r.Recorder.SetReady(ready)
+	}
+}
+
 func (r *runner) publish() {
-	if len(r.Observers) == 0 {
+	if len(r.Publishers) == 0 {
 		return
 	}
 	s := r.snapshot()
-	for _, o := range r.Observers {
-		o.Status(s)
+	for _, publish := range r.Publishers {
+		publish(s)
 	}
 }
 

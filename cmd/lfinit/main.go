@@ -70,7 +70,7 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		log.Warn("started with blocked signals and could not clear them; the child inherits them", "err", maskErr)
 	}
 	warnUnknownVariables(env, log)
-	observers, stop := pre.start(c, log, logOut)
+	obs, stop := pre.start(c, log, logOut)
 	// Handlers for every relayed signal are in place before the child starts.
 	<-early.Done
 	code := supervisor.Run(supervisor.Config{
@@ -81,7 +81,8 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		PID1:           os.Getpid() == 1,
 		Log:            log,
 		PreserveFDs:    c.keepFDs,
-		Observers:      observers,
+		Recorder:       obs.recorder,
+		Publishers:     obs.publishers,
 		Readiness:      c.readiness(),
 		TerminationLog: terminationLog(c.termLog),
 		Signals:        supervisor.CaughtSignals(early.Relayed, early.Child),
@@ -124,22 +125,30 @@ func prepare(c *config) (*prepared, error) {
 	return p, nil
 }
 
+// observers are who hear of the run: the metrics record every event, the
+// status file and the metrics take every snapshot.
+type observers struct {
+	recorder   supervisor.Recorder
+	publishers []supervisor.Publish
+}
+
 // start serves metrics and starts the status-file writer; stop ends them
 // once the run is over (the final status written, /livez down).
-func (p *prepared) start(c *config, log *slog.Logger, logOut *supervisor.AsyncWriter) (observers []supervisor.Observer, stop func()) {
+func (p *prepared) start(c *config, log *slog.Logger, logOut *supervisor.AsyncWriter) (obs observers, stop func()) {
 	var publisher *statusfile.Publisher
 	if c.statusFile != "" {
 		publisher = statusfile.NewPublisher(c.statusFile, func(kind string, err error) {
 			log.Warn("cannot write the status file; supervision goes on", "path", c.statusFile, "kind", kind, "err", err)
 		})
-		observers = append(observers, supervisor.StatusFunc(publisher.Publish))
+		obs.publishers = append(obs.publishers, publisher.Publish)
 	}
 	var m *metrics.Metrics
 	if p.metrics != nil || c.push.gateway != "" {
 		// A push without --metrics-addr still needs the registry.
 		m = newMetrics(c, logOut, publisher)
 		p.gatherer = m.Gatherer()
-		observers = append(observers, m)
+		obs.recorder = m
+		obs.publishers = append(obs.publishers, m.Status)
 	}
 	if p.metrics != nil {
 		m.SetLive(true)
@@ -152,7 +161,7 @@ func (p *prepared) start(c *config, log *slog.Logger, logOut *supervisor.AsyncWr
 		}
 		log.Log(context.Background(), level, "serving metrics and probes", "addr", p.metrics.Addr().String(), "paths", "/metrics /readyz /livez")
 	}
-	return observers, func() {
+	return obs, func() {
 		if m != nil {
 			m.SetLive(false)
 		}

@@ -38,7 +38,8 @@ type config struct {
 	// Signals around the run, and the peers' options (compat.go).
 	parentDeath syscall.Signal // --parent-death-signal, 0: none
 	warnOnReap  bool
-	license     bool // tini -l, catatonit -L
+	license     bool   // tini -l, catatonit -L
+	waitFor     string // --wait-for: child or tree (daemonopts.go)
 }
 
 // usageError is a bad flag, variable or value: exit 2 before anything starts.
@@ -224,6 +225,9 @@ func newFlagSet(c *config, target, level *string) *flag.FlagSet {
 	fs.Var(exitMap{o.ExitMap}, "exit-map", "remap the child's exit code FROM=TO (repeatable)")
 	fs.Var(rewriteValue{o.Rewrite}, "rewrite", "the child gets signal TO when lfinit receives FROM (FROM:TO, TO 0 drops it; repeatable)")
 	fs.Var(signalValue{sig: &c.parentDeath}, "parent-death-signal", "signal lfinit sends itself when its parent exits (not as PID 1)")
+	fs.StringVar(&o.Pidfile, "pidfile", "", "once COMMAND exits 0, follow the daemon whose pid is in this file")
+	fs.Var(durationValue{&o.PidfileTimeout}, "pidfile-timeout", "how long to wait for --pidfile to name a daemon after COMMAND exits 0")
+	fs.Var(choiceValue{&c.waitFor, []string{"child", "tree"}}, "wait-for", "what the run lasts for: child (COMMAND) or tree (until every process of the tree is gone)")
 	fs.BoolVar(&c.warnOnReap, "warn-on-reap", false, "log at WARN every reaped process that is not the child")
 	fs.StringVar(&c.statusFile, "status-file", "", "JSON status file, replaced atomically at every transition")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics, /readyz and /livez on this address (off when empty)")
@@ -253,7 +257,9 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 			ShutdownSignals: forward.DefaultShutdown,
 			ExitMap:         map[int]int{},
 			Rewrite:         map[syscall.Signal]syscall.Signal{},
+			PidfileTimeout:  supervisor.PidfileTimeoutDefault,
 		},
+		waitFor:   "child",
 		logFormat: "text",
 		allowance: budget.DefaultAllowance,
 		push:      pushConfig{job: "lfinit", timeout: DefaultPushTimeout, grouping: labelList{map[string]string{}}},
@@ -297,6 +303,9 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	if err := c.checkObservability(); err != nil {
 		return nil, err
 	}
+	if err := c.checkDaemon(); err != nil {
+		return nil, err
+	}
 	c.target, _ = forward.ParseTarget(target)
 	c.logLevel = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[level]
 	return c, nil
@@ -328,7 +337,8 @@ written TERM, SIGTERM or 15.
 
 Exit codes: the child's code (or 128+N if it died by signal N, after
 --exit-map) when it exited on its own or before the grace deadline; 1 when
-the grace deadline passed or lfinit had to SIGKILL it; 2 for a usage error;
+the grace deadline passed or lfinit had to SIGKILL it, or --pidfile named no
+daemon to follow; 2 for a usage error;
 126 when COMMAND cannot be executed; 127 when it is not found.
 
 tini's, dumb-init's and catatonit's options and variables (-s, -g, -e CODE,
@@ -410,6 +420,7 @@ func writeHelp(w io.Writer) {
 		"grace": budget.DefaultGrace.String(), "floor": budget.DefaultFloor.String(), "drain-delay": "0",
 		"shutdown-signals": "TERM,INT", "forward-to": "child", "preserve-fds": "0", "allowance": budget.DefaultAllowance.String(), "log-format": "text", "log-level": "info",
 		"push-job": "lfinit", "push-timeout": DefaultPushTimeout.String(),
+		"pidfile-timeout": supervisor.PidfileTimeoutDefault.String(), "wait-for": "child",
 	}
 	fmt.Fprint(w, helpText)
 	fs.VisitAll(func(f *flag.Flag) {

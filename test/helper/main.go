@@ -49,6 +49,9 @@ type config struct {
 	n                int
 	daemon           string
 	daemonIgnoreTerm bool
+	daemonLate       time.Duration
+	daemonTermExit   int
+	daemonListen     string
 	children         int
 	childIgnoreTerm  bool
 	forkloop         bool
@@ -78,6 +81,9 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.orphans, "orphans", 0, "create `N` orphans/zombies for init to reap")
 	fs.StringVar(&c.daemon, "daemon", "", "start a setsid daemon grandchild and write its pid to `pidfile`")
 	fs.BoolVar(&c.daemonIgnoreTerm, "daemon-ignore-term", false, "the -daemon ignores SIGTERM")
+	fs.DurationVar(&c.daemonLate, "daemon-pidfile-delay", 0, "the -daemon writes its pidfile itself, this long after it started (an init.d-style service)")
+	fs.IntVar(&c.daemonTermExit, "daemon-term-exit", -1, "the -daemon exits with this `code` on SIGTERM (negative: dies by it)")
+	fs.StringVar(&c.daemonListen, "daemon-listen", "", "the -daemon serves HTTP 200 on `addr`, -listen-after after it started")
 	fs.IntVar(&c.children, "children", 0, "start `N` child processes in the helper's process group")
 	fs.BoolVar(&c.childIgnoreTerm, "children-ignore-term", false, "the -children survive SIGTERM")
 	fs.BoolVar(&c.forkloop, "forkloop", false, "start a setsid process that forks short-lived children until killed")
@@ -409,10 +415,7 @@ func runMain(c *config, rec *recorder) {
 		rec.printf("orphans-done %d", c.orphans)
 	}
 	if c.daemon != "" {
-		extra := []string{"-daemon", c.daemon}
-		if c.daemonIgnoreTerm {
-			extra = append(extra, "-daemon-ignore-term")
-		}
+		extra := append([]string{"-daemon", c.daemon}, daemonArgs(c)...)
 		runIntermediate(rec, reexecArgs(modeDaemonize, c.record, extra...))
 	}
 	for range c.children {
@@ -532,9 +535,9 @@ func runOrphanParent(c *config, rec *recorder) {
 
 // runDaemonize starts the daemon in its own session, publishes its pid and exits without waiting.
 func runDaemonize(c *config, rec *recorder) {
-	var extra []string
-	if c.daemonIgnoreTerm {
-		extra = append(extra, "-daemon-ignore-term")
+	extra := daemonArgs(c)
+	if c.daemonLate > 0 {
+		extra = append(extra, "-daemon", c.daemon)
 	}
 	// Stdio stays nil (/dev/null) so the daemon holds no test pipes open.
 	cmd := exec.Command(self(rec), reexecArgs(modeDaemon, c.record, extra...)...)
@@ -542,16 +545,42 @@ func runDaemonize(c *config, rec *recorder) {
 	if err := startAndAwaitReady(cmd); err != nil {
 		fatalf(rec, "start daemon: %v", err)
 	}
+	if c.daemonLate > 0 {
+		os.Exit(0) // the daemon writes its pidfile itself, later
+	}
 	if err := writeFileAtomic(c.daemon, fmt.Sprintf("%d\n", cmd.Process.Pid)); err != nil {
 		fatalf(rec, "daemon pidfile: %v", err)
 	}
 	os.Exit(0)
 }
 
+// daemonArgs passes the -daemon-* options on to the daemon's re-execs.
+func daemonArgs(c *config) []string {
+	var extra []string
+	if c.daemonIgnoreTerm {
+		extra = append(extra, "-daemon-ignore-term")
+	}
+	if c.daemonLate > 0 {
+		extra = append(extra, "-daemon-pidfile-delay", c.daemonLate.String())
+	}
+	if c.daemonTermExit >= 0 {
+		extra = append(extra, "-daemon-term-exit", strconv.Itoa(c.daemonTermExit))
+	}
+	if c.daemonListen != "" {
+		extra = append(extra, "-daemon-listen", c.daemonListen, "-listen-after", c.listenAfter.String())
+	}
+	return extra
+}
+
 // runDaemon records its start and signals and runs until TERM (unless ignored) or KILL.
 func runDaemon(c *config, rec *recorder) {
-	die := map[unix.Signal]bool{unix.SIGTERM: true}
+	die := map[unix.Signal]bool{unix.SIGTERM: c.daemonTermExit < 0}
 	handleSignals(rec, "daemon-", die, 0)
+	if c.daemonTermExit >= 0 {
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, unix.SIGTERM)
+		go func() { <-term; exitWith(rec, c.daemonTermExit) }()
+	}
 	if c.daemonIgnoreTerm {
 		// A real SIG_IGN, so only SIGKILL can end the daemon.
 		signal.Ignore(unix.SIGTERM)
@@ -559,6 +588,15 @@ func runDaemon(c *config, rec *recorder) {
 	pid, pgid, _, sid := ids()
 	rec.printf("daemon-start pid=%d pgid=%d sid=%d", pid, pgid, sid)
 	notifyReady(c.readyFD)
+	if c.daemonListen != "" {
+		time.AfterFunc(c.listenAfter, func() { serveHTTP(rec, c.daemonListen) })
+	}
+	if c.daemonLate > 0 {
+		time.Sleep(c.daemonLate)
+		if err := writeFileAtomic(c.daemon, fmt.Sprintf("%d\n", pid)); err != nil {
+			fatalf(rec, "daemon pidfile: %v", err)
+		}
+	}
 	select {}
 }
 

@@ -1,0 +1,139 @@
+package supervisor
+
+import (
+	"syscall"
+	"time"
+
+	"github.com/light-fabric/lfinit/statusfile"
+)
+
+// Daemon says what lfinit follows once the start command exits 0.
+type Daemon int
+
+// The ways of following a service that daemonizes.
+const (
+	DaemonNone    Daemon = iota // the child is the service: its exit ends the run
+	DaemonPidfile               // --pidfile: the process named in the file becomes the main process
+	DaemonTree                  // --wait-for=tree: the service lasts while any process of the tree lives
+)
+
+// Defaults of the pidfile wait, and the exit code when it finds nothing.
+const (
+	PidfileTimeoutDefault = 5 * time.Second
+	PidfilePollEvery      = 20 * time.Millisecond
+	ExitNoPidfile         = 1 // --pidfile named no process lfinit could follow
+)
+
+// daemonState is what the machine knows about a service that daemonizes.
+type daemonState struct {
+	gated     bool      // readiness is gated on a check (--ready-*)
+	readySeen bool      // the check passed before the daemon was adopted
+	adopted   bool      // the process named in the pidfile is the main process
+	tree      bool      // the main "process" is the whole tree (after the start command exited 0)
+	awaiting  bool      // waiting for the pidfile (tree is true meanwhile)
+	deadline  time.Time // when the wait for the pidfile ends
+	nextRead  time.Time
+	problem   string // what the last read of the pidfile found wrong
+	lastCode  int    // the start command's code, then the last reaped process's (tree mode)
+}
+
+// fwd is a forward of sig to the main process, or to the whole tree when
+// that is the main process.
+func (m *Machine) fwd(sig syscall.Signal, why string) Action {
+	return Action{Kind: ActForward, Signal: sig, Why: why, Tree: m.d.tree}
+}
+
+// FollowsTree reports whether signals now go to every process of the tree
+// (the start command exited 0 under --wait-for=tree, or the pidfile is
+// still awaited).
+func (m *Machine) FollowsTree() bool { return m.d.tree && m.alive }
+
+// startCommandExited handles the start command's exit in the daemon modes;
+// ok is false when it is an ordinary exit of the main process.
+func (m *Machine) startCommandExited(now time.Time, code int, treeEmpty bool) ([]Action, bool) {
+	if m.opt.Daemon == DaemonNone || m.d.adopted || code != 0 {
+		return nil, false
+	}
+	m.d.lastCode = code
+	switch {
+	case m.opt.Daemon == DaemonTree && !treeEmpty:
+		m.d.tree = true
+		var acts []Action
+		if m.stopSent {
+			// The stop signal reached the start command only: the rest
+			// of the tree gets it now.
+			acts = append(acts, m.fwd(m.stopSig, "stop"))
+		}
+		return m.advance(now, acts), true
+	case m.opt.Daemon != DaemonPidfile || m.shutdown:
+		return nil, false // the start was aborted, or nothing is left: as usual
+	case treeEmpty:
+		m.alive = false
+		return m.pidfileFailed(now, "was not read: the start command exited 0 and left no process to follow", true), true
+	}
+	m.d.tree, m.d.awaiting = true, true
+	m.d.deadline, m.d.nextRead = now.Add(m.opt.PidfileTimeout), now
+	m.d.problem = "was not read yet"
+	return m.advance(now, nil), true
+}
+
+// readDue asks for a read of the pidfile, and schedules the next one no
+// later than the deadline, so the last read happens at the deadline.
+func (m *Machine) readDue(now time.Time, acts []Action) []Action {
+	next := now.Add(m.opt.PidfilePoll)
+	if next.After(m.d.deadline) && now.Before(m.d.deadline) {
+		next = m.d.deadline
+	}
+	m.d.nextRead = next
+	return append(acts, Action{Kind: ActReadPidfile})
+}
+
+// PidfileChecked records that a read of the pidfile at now found problem;
+// after the deadline, that ends the wait.
+func (m *Machine) PidfileChecked(now time.Time, problem string) []Action {
+	if !m.d.awaiting || m.done {
+		return nil
+	}
+	m.d.problem = problem
+	if now.Before(m.d.deadline) {
+		return nil
+	}
+	return m.pidfileFailed(now, problem, false)
+}
+
+// Adopt records that the loop found, at now, a process to follow in the
+// pidfile: it is the main process from now on. Without readiness gating
+// (or once the check passed) it is ready.
+func (m *Machine) Adopt(now time.Time) []Action {
+	if !m.d.awaiting || m.done {
+		return nil
+	}
+	m.d.awaiting, m.d.tree, m.d.adopted = false, false, true
+	if !m.d.gated || m.d.readySeen {
+		return m.setPhase(nil, statusfile.Ready)
+	}
+	return nil
+}
+
+// OtherExited records the code of a reaped process other than the main
+// one: under --wait-for=tree the last one is the run's exit code.
+func (m *Machine) OtherExited(code int) {
+	if m.d.tree && m.alive {
+		m.d.lastCode = code
+	}
+}
+
+// pidfileFailed ends the wait for the pidfile: lfinit exits 1 (failed)
+// once the leftovers are cleaned up, as after the child's own exit.
+func (m *Machine) pidfileFailed(now time.Time, problem string, treeEmpty bool) []Action {
+	m.d.awaiting, m.d.tree, m.alive = false, false, false
+	m.outcome, m.code = statusfile.Failed, ExitNoPidfile
+	acts := []Action{{Kind: ActPidfileFailed, Why: problem}}
+	if treeEmpty {
+		return append(acts, m.finish()...)
+	}
+	m.cleanupAt = m.opt.Budget.CleanupDeadline(now)
+	acts = m.setPhase(acts, statusfile.CleaningUp)
+	acts = append(acts, Action{Kind: ActTermTree, Signal: syscall.SIGTERM})
+	return m.advance(now, acts)
+}

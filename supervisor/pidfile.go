@@ -1,0 +1,76 @@
+package supervisor
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/light-fabric/lfinit/reaper"
+)
+
+// maxPid is the kernel's largest pid_max (PID_MAX_LIMIT on 64-bit).
+const maxPid = 1 << 22
+
+// ParsePidfile reads the process id from a pidfile's content: the first
+// line, surrounding blanks ignored (PostgreSQL's postmaster.pid has more
+// lines after it). The error says what is wrong, for the log.
+func ParsePidfile(content []byte) (int, error) {
+	text := string(content)
+	line, _, _ := strings.Cut(text, "\n")
+	line = strings.TrimSpace(line)
+	if line == "" {
+		if strings.TrimSpace(text) == "" {
+			return 0, fmt.Errorf("is empty")
+		}
+		return 0, fmt.Errorf("has an empty first line, where the process id should be")
+	}
+	pid, err := strconv.Atoi(line)
+	if err != nil {
+		if len(line) > 40 {
+			line = line[:40] + "…"
+		}
+		return 0, fmt.Errorf("does not hold a process id (first line %q)", line)
+	}
+	if pid <= 1 || pid > maxPid {
+		return 0, fmt.Errorf("holds %d, which is not the process id of a service (2 to %d)", pid, maxPid)
+	}
+	return pid, nil
+}
+
+// Adoptable checks, on the process table procs, that pid may become the
+// main process of lfinit (whose pid is self): a live process of lfinit's
+// tree and lfinit's own child (a daemon re-parented to it), so its exit
+// status reaches lfinit and its pid cannot be recycled before lfinit reaps
+// it. It returns "" or what is wrong.
+func Adoptable(procs []reaper.Proc, self, pid int) string {
+	if pid == self {
+		return fmt.Sprintf("names lfinit itself (pid %d)", pid)
+	}
+	byPid := make(map[int]reaper.Proc, len(procs))
+	for _, p := range procs {
+		byPid[p.Pid] = p
+	}
+	p, ok := byPid[pid]
+	switch {
+	case !ok:
+		return fmt.Sprintf("names pid %d, which does not exist", pid)
+	case !inTree(procs, self, pid):
+		return fmt.Sprintf("names pid %d (%s), which is not in lfinit's tree: lfinit never follows or signals a process it did not start", pid, p.Comm)
+	case p.State == 'Z' || p.State == 'X':
+		return fmt.Sprintf("names pid %d (%s), which has exited", pid, p.Comm)
+	case p.Ppid != self:
+		parent := byPid[p.Ppid]
+		return fmt.Sprintf("names pid %d (%s), whose parent %d (%s) still runs: lfinit follows only a daemon re-parented to it (use --wait-for=tree for a daemon kept by a monitor process)",
+			pid, p.Comm, p.Ppid, parent.Comm)
+	}
+	return ""
+}
+
+func inTree(procs []reaper.Proc, self, pid int) bool {
+	for _, p := range reaper.Tree(procs, self) {
+		if p.Pid == pid {
+			return true
+		}
+	}
+	return false
+}
