@@ -579,7 +579,13 @@ func runDaemon(c *config, rec *recorder) {
 	if c.daemonTermExit >= 0 {
 		term := make(chan os.Signal, 1)
 		signal.Notify(term, unix.SIGTERM)
-		go func() { <-term; exitWith(rec, c.daemonTermExit) }()
+		go func() {
+			<-term
+			// Recorded here too: the recording goroutine may not have
+			// written its line yet when this one exits.
+			rec.printf("daemon-signal %d %d", int(unix.SIGTERM), time.Now().UnixNano())
+			exitWith(rec, c.daemonTermExit)
+		}()
 	}
 	if c.daemonIgnoreTerm {
 		// A real SIG_IGN, so only SIGKILL can end the daemon.
