@@ -25,9 +25,6 @@ import (
 	"github.com/light-fabric/lfinit/supervisor"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 func main() {
 	os.Exit(run(os.Args, os.Environ(), os.Stdout, os.Stderr))
 }
@@ -37,10 +34,6 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 	childEnv, maskErr := forward.EnsureEmptyMask(args, env)
 
 	if len(args) > 1 {
-		if args[1] == "version" {
-			fmt.Fprintf(stdout, "lfinit %s\n", version)
-			return 0
-		}
 		if _, ok := subcommands[args[1]]; ok {
 			return runSubcommand(args[1], args[2:], os.Getenv, stdout, stderr)
 		}
@@ -74,7 +67,7 @@ func answer(c *config, err error, stdout, stderr io.Writer) (code int, done bool
 	case c.help:
 		writeHelp(stdout)
 	case c.version:
-		fmt.Fprintf(stdout, "lfinit %s\n", version)
+		fmt.Fprint(stdout, Build())
 	case c.license:
 		fmt.Fprint(stdout, licenseText)
 	default:
@@ -204,7 +197,8 @@ func newMetrics(c *config, logOut *asyncWriter, publisher *statusfile.Publisher)
 	if publisher != nil {
 		src.StatusWriteFailures = publisher.Failures
 	}
-	m := metrics.New(metrics.BuildInfo{Version: version, Revision: vcsRevision()}, src)
+	b := Build()
+	m := metrics.New(metrics.BuildInfo{Version: b.Version, Revision: b.Revision}, src)
 	m.KnownSignals(knownSignals(c.opts)...)
 	return m
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -30,21 +29,6 @@ func knownSignals(o supervisor.Options) []string {
 		}
 	}
 	return names
-}
-
-// vcsRevision is the commit lfinit was built from, when the Go toolchain
-// stamped it (builds with -buildvcs=false or outside git have none).
-func vcsRevision() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" {
-			return s.Value
-		}
-	}
-	return ""
 }
 
 // warnUnknownVariables logs, once, the LFINIT_ variables no option reads.

@@ -268,7 +268,7 @@ Usage:
   lfinit probe ready|live [--status-file PATH]
   lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D]
                 [--push-gateway URL --push-timeout D]
-  lfinit version
+  lfinit version [--json]
 
 lfinit starts COMMAND as its child in its own process group, forwards every
 signal a user may send, reaps every zombie, and bounds the shutdown: the first

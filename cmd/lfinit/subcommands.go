@@ -16,16 +16,18 @@ import (
 // subcommands are the words that are not a program to run; `lfinit --
 // status` runs a program called status.
 var subcommands = map[string]func(args []string, getenv func(string) string, stdout io.Writer) (int, error){
-	"status": statusCmd,
-	"probe":  probeCmd,
-	"budget": budgetCmd,
+	"status":  statusCmd,
+	"probe":   probeCmd,
+	"budget":  budgetCmd,
+	"version": versionCmd,
 }
 
 // subcommandUsage is each subcommand's synopsis, for its --help.
 var subcommandUsage = map[string]string{
-	"status": "lfinit status [--status-file PATH] [--json]   (LFINIT_STATUS_FILE)",
-	"probe":  "lfinit probe ready|live [--status-file PATH]   (exit 0 when ready/live, 1 when not)",
-	"budget": "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D] [--push-gateway URL --push-timeout D]",
+	"status":  "lfinit status [--status-file PATH] [--json]   (LFINIT_STATUS_FILE)",
+	"probe":   "lfinit probe ready|live [--status-file PATH]   (exit 0 when ready/live, 1 when not)",
+	"budget":  "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D] [--push-gateway URL --push-timeout D]",
+	"version": "lfinit version [--json]   (version, commit, Go version, platform)",
 }
 
 // runSubcommand runs a subcommand and maps a usage error to exitcode.Usage.

@@ -9,6 +9,7 @@ package container
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,6 +42,7 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	flag.Parse() // for testing.Short
 	skipWhy = prerequisites()
 	if skipWhy != "" {
 		return m.Run()
@@ -71,6 +73,8 @@ func testMain(m *testing.M) int {
 func prerequisites() string {
 	const install = "; install it with scripts/install-qualification-deps (apt-get install podman runc), as CI does"
 	switch {
+	case testing.Short():
+		return "container tests build images and run podman (-short: scripts/test runs them)"
 	case os.Geteuid() != 0:
 		return "container tests need root (rootful podman with runc and cgroupfs, as in CI)"
 	case !onPath("podman"):

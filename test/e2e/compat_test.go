@@ -17,6 +17,7 @@ import (
 // whose init binary is swapped for lfinit keeps its ENTRYPOINT.
 
 func TestPeerGroupForwarding(t *testing.T) {
+	long(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		args []string
@@ -189,6 +190,7 @@ func TestParentDeathSignal(t *testing.T) {
 }
 
 func TestWarnOnReap(t *testing.T) {
+	long(t)
 	t.Parallel()
 	const msg = `level=WARN msg="reaped a process that is not the child"`
 	for _, tc := range []struct {

@@ -173,6 +173,7 @@ var everyRelayed = []syscall.Signal{
 }
 
 func TestEverySignalIsForwarded(t *testing.T) {
+	long(t)
 	t.Parallel()
 	// SIGPWR is the shutdown signal here so that TERM and INT are plain relays.
 	r := startPID1(t, "--shutdown-signals", "PWR", "HELPER", "-record", "DIR/rec", "-die-on", "", "-ready-file", "DIR/ready")
@@ -244,6 +245,7 @@ func TestGroupForwarding(t *testing.T) {
 }
 
 func TestChildIgnoringTermIsKilledAtGracePlusFloor(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--grace", "1s", "--floor", "500ms", "HELPER", "-record", "DIR/rec", "-ignore", "15",
 		"-children", "2", "-children-ignore-term", "-daemon", "DIR/daemon.pid", "-daemon-ignore-term", "-ready-file", "DIR/ready")
@@ -275,6 +277,7 @@ func TestChildIgnoringTermIsKilledAtGracePlusFloor(t *testing.T) {
 }
 
 func TestSecondSignalHurries(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--grace", "20s", "--floor", "700ms", "HELPER", "-record", "DIR/rec", "-ignore", "15,2", "-ready-file", "DIR/ready")
 	r.waitFile("ready")
@@ -308,6 +311,7 @@ func TestSecondSignalWhileQuiescingForwardsAtOnce(t *testing.T) {
 }
 
 func TestDrainDelayHoldsTheStopSignal(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--grace", "5s", "--drain-delay", "1s", "HELPER", "-record", "DIR/rec", "-ready-file", "DIR/ready")
 	r.waitFile("ready")
@@ -341,6 +345,7 @@ func TestStopSignalRewrite(t *testing.T) {
 }
 
 func TestDeadlineSignal(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--grace", "600ms", "--floor", "2s", "--deadline-signal", "USR2", "HELPER", "-record", "DIR/rec", "-die-on", "12", "-ready-file", "DIR/ready")
 	r.waitFile("ready")
@@ -356,6 +361,7 @@ func TestDeadlineSignal(t *testing.T) {
 }
 
 func TestLeftoversAreCleanedUpAfterTheChildExits(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "HELPER", "-record", "DIR/rec", "-children", "2", "-exit", "4", "-after", "100ms")
 	if got := r.wait(10 * time.Second); got != 4 {
@@ -379,6 +385,7 @@ func TestLeftoversAreCleanedUpAfterTheChildExits(t *testing.T) {
 }
 
 func TestThousandsOfOrphansLeaveNoZombie(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "HELPER", "-orphans", "3000", "-ready-file", "DIR/ready")
 	r.waitFile("ready")
@@ -482,6 +489,7 @@ func TestSurvivesBrokenStderr(t *testing.T) {
 }
 
 func TestSubreaperModeKillsOnlyItsOwnTree(t *testing.T) {
+	long(t)
 	t.Parallel()
 	needRoot(t)
 	// Outsiders that record every signal: one in the test's own process
@@ -534,6 +542,7 @@ func TestSubreaperModeKillsOnlyItsOwnTree(t *testing.T) {
 }
 
 func TestSubreaperReapsOrphans(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startSubreaper(t, "HELPER", "-orphans", "500", "-exit", "0", "-after", "500ms")
 	if got := r.wait(15 * time.Second); got != 0 {

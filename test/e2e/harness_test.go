@@ -72,6 +72,15 @@ func execWithBlockedMask() {
 	panic(syscall.Exec(args[0], args, env))
 }
 
+// long skips a test of more than about a second under -short, the quick
+// pre-commit run; scripts/test runs it.
+func long(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("takes a second or more (-short); scripts/test runs it")
+	}
+}
+
 func needRoot(t *testing.T) {
 	t.Helper()
 	if skipWhy != "" {

@@ -92,6 +92,7 @@ func metricValue(body, series string) string {
 // delay and checks, in each phase, the status file, /readyz, /metrics and
 // the probe subcommand, while a reader hammers the status file.
 func TestPhasesAreObservableEverywhere(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--status-file", "DIR/run/status.json", "--metrics-addr", "127.0.0.1:0", "--termination-log", "DIR/termlog",
 		"--drain-delay", "1500ms", "--grace", "6s", "HELPER", "-record", "DIR/rec", "-die-delay", "1500ms", "-ready-file", "DIR/ready")
@@ -230,6 +231,7 @@ func grepLines(body, prefix string) string {
 }
 
 func TestDeadlineExceededIsPublished(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--status-file", "DIR/status.json", "--metrics-addr", "127.0.0.1:0", "--termination-log", "DIR/termlog",
 		"--grace", "500ms", "--floor", "300ms", "HELPER", "-ignore", "15", "-children", "1", "-children-ignore-term", "-ready-file", "DIR/ready")
@@ -267,6 +269,7 @@ func TestDeadlineExceededIsPublished(t *testing.T) {
 }
 
 func TestReadinessGating(t *testing.T) {
+	long(t)
 	t.Parallel()
 	port := freePort(t)
 	r := startPID1(t, "--status-file", "DIR/status.json", "--metrics-addr", "127.0.0.1:0", "--ready-tcp", "127.0.0.1:"+port,

@@ -50,6 +50,7 @@ exit 1
 `
 
 func TestRecycledChildPidIsNeverSignalled(t *testing.T) {
+	long(t)
 	t.Parallel()
 	needRoot(t)
 	dir := t.TempDir()

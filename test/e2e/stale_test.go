@@ -71,6 +71,7 @@ func TestStaleStatusFile(t *testing.T) {
 // on: lfinit as PID 1 still exits with the child's code, one WARN line
 // says the push failed, and the push costs at most its timeout.
 func TestFailedPushChangesNothing(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--push-gateway", "http://127.0.0.1:1", "--push-timeout", "400ms", "--log-format", "json",
 		"HELPER", "-exit", "3", "-after", "100ms")

@@ -88,6 +88,7 @@ func TestSignalStorm(t *testing.T) {
 }
 
 func TestFiftyThousandOrphans(t *testing.T) {
+	long(t)
 	t.Parallel()
 	n := scale(50000, 5000)
 	r := startPID1(t, "HELPER", "-record", "DIR/rec", "-orphans", strconv.Itoa(n), "-ready-file", "DIR/ready")
@@ -118,6 +119,7 @@ func TestFiftyThousandOrphans(t *testing.T) {
 // and ignores SIGTERM must still be gone when lfinit exits, as PID 1 and
 // as a subreaper.
 func TestForkLoopDuringTheDeadlineKill(t *testing.T) {
+	long(t)
 	t.Parallel()
 	for _, pid1 := range []bool{true, false} {
 		mark := markEnv(t)
@@ -141,6 +143,7 @@ func TestForkLoopDuringTheDeadlineKill(t *testing.T) {
 }
 
 func TestStatusDirectoryReadOnlyOrFullMidRun(t *testing.T) {
+	long(t)
 	t.Parallel()
 	for _, fault := range []string{"read-only", "full"} {
 		// lfinit runs in its own mount namespace with a 64 KiB tmpfs for
@@ -187,6 +190,7 @@ func TestStatusDirectoryReadOnlyOrFullMidRun(t *testing.T) {
 // TestDeadlineUnderMetricsFlood: hundreds of idle and slow connections and
 // tight scrapers on the metrics port while the deadline runs out.
 func TestDeadlineUnderMetricsFlood(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startSubreaper(t, "--metrics-addr", "127.0.0.1:0", "--status-file", "DIR/status.json", "--grace", "500ms", "--floor", "200ms",
 		"--", "sh", "-c", `trap "" TERM; sleep 60 & wait`)
@@ -252,6 +256,7 @@ func TestClosedStdoutAndStderr(t *testing.T) {
 // the shutdown signal: whatever wins, lfinit exits promptly with the
 // child's code and never signals a reaped pid.
 func TestChildExitsAsTheShutdownArrives(t *testing.T) {
+	long(t)
 	t.Parallel()
 	for i := 0; i < scale(20, 6); i++ {
 		after := time.Duration(50+i*3) * time.Millisecond
@@ -273,6 +278,7 @@ func TestChildExitsAsTheShutdownArrives(t *testing.T) {
 // it, while it is still starting its child (between fork and exec, or
 // just before): the signal is held and forwarded once the child runs.
 func TestShutdownDuringStartup(t *testing.T) {
+	long(t)
 	t.Parallel()
 	needRoot(t)
 	for i := 0; i < scale(30, 10); i++ {
@@ -291,6 +297,7 @@ func TestShutdownDuringStartup(t *testing.T) {
 }
 
 func TestDescriptorCountStaysFlat(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startSubreaper(t, "--metrics-addr", "127.0.0.1:0", "--status-file", "DIR/status.json", "HELPER", "-ready-file", "DIR/ready")
 	addr := r.metricsAddr()

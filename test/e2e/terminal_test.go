@@ -78,6 +78,7 @@ const interactive = "env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/b
 // PID 1: the prompt appears, job control works (Ctrl-Z, fg, Ctrl-C gives
 // 130), and exit 7 is lfinit's exit code.
 func TestTerminalShellAsPID1(t *testing.T) {
+	long(t)
 	t.Parallel()
 	p := newPane(t, fmt.Sprintf("unshare --pid --fork --mount-proc %s -- %s; echo LFINIT-EXIT=$?; sleep 60", lfinitBin, interactive))
 	p.waitFor("PROMPT$", 1)
@@ -100,6 +101,7 @@ func TestTerminalShellAsPID1(t *testing.T) {
 // TestTerminalPythonREPL: a python3 REPL under lfinit as PID 1 prompts,
 // turns Ctrl-C into KeyboardInterrupt, and exit(5) is lfinit's exit code.
 func TestTerminalPythonREPL(t *testing.T) {
+	long(t)
 	t.Parallel()
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -130,6 +132,7 @@ func TestTerminalCat(t *testing.T) {
 // fg resumes both and gives cat the terminal again; a SIGTSTP sent to
 // lfinit is relayed and stops both, SIGCONT resumes both.
 func TestJobControlInAShell(t *testing.T) {
+	long(t)
 	t.Parallel()
 	p := newPane(t, interactive)
 	p.waitFor("PROMPT$", 1)

@@ -42,6 +42,9 @@ func TestLint(t *testing.T) {
 // TestRender: man -l renders the page with an empty stderr. man --warnings
 // exits 0 even when groff warns, so stderr is what is checked.
 func TestRender(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders with man and groff, seconds here (-short); scripts/test runs it")
+	}
 	if _, err := exec.LookPath("man"); err != nil {
 		t.Skip("man is not installed" + install)
 	}
@@ -73,6 +76,9 @@ func source(t *testing.T) string {
 // TestCoversHelp: every option in lfinit --help, and the variable it
 // names, is in the man page.
 func TestCoversHelp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds lfinit (-short); scripts/test runs it")
+	}
 	bin := filepath.Join(t.TempDir(), "lfinit")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/lfinit").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

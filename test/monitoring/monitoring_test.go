@@ -34,6 +34,9 @@ var tools = []string{"prometheus", "prometheus-pushgateway", "promtool", "unshar
 
 func skipUnlessReady(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("runs Prometheus and the Pushgateway (-short); scripts/test runs it")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("the monitoring test runs lfinit as PID 1 with unshare --pid, which needs root (run it as root, as CI does)")
 	}
