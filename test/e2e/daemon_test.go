@@ -46,6 +46,7 @@ func startCommandExited(t *testing.T, rec string) {
 }
 
 func TestPidfileDaemonIsFollowedAndStoppedGracefully(t *testing.T) {
+	long(t)
 	t.Parallel()
 	for _, pid1 := range []bool{true, false} {
 		t.Run(fmt.Sprintf("pid1=%v", pid1), func(t *testing.T) {
@@ -81,6 +82,7 @@ func TestPidfileDaemonIsFollowedAndStoppedGracefully(t *testing.T) {
 }
 
 func TestPidfileDaemonThatIgnoresTermIsKilledAtTheHardDeadline(t *testing.T) {
+	long(t)
 	t.Parallel()
 	for _, pid1 := range []bool{true, false} {
 		t.Run(fmt.Sprintf("pid1=%v", pid1), func(t *testing.T) {
@@ -136,6 +138,7 @@ func TestPidfileThatNeverAppearsFailsAndCleansUp(t *testing.T) {
 }
 
 func TestPidfileNamingAStrangerIsRefused(t *testing.T) {
+	long(t)
 	t.Parallel()
 	needRoot(t)
 	dir := t.TempDir()
@@ -196,6 +199,7 @@ func TestWaitForTreeStaysWhileADaemonLives(t *testing.T) {
 }
 
 func TestWaitForTreeEndsWhenTheLastProcessDoes(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startPID1(t, "--wait-for=tree", "/bin/sh", "-c", "(sleep 1; exit 4) & exit 0")
 	if got := r.wait(10 * time.Second); got != 4 {
@@ -205,6 +209,7 @@ func TestWaitForTreeEndsWhenTheLastProcessDoes(t *testing.T) {
 }
 
 func TestWaitForTreeKillsAStubbornTreeAtTheHardDeadline(t *testing.T) {
+	long(t)
 	t.Parallel()
 	r := startSubreaper(t, "--wait-for=tree", "--grace", "500ms", "--floor", "300ms",
 		"HELPER", "-record", "DIR/rec", "-daemon", "DIR/daemon.pid", "-daemon-ignore-term", "-exit", "0")
@@ -263,6 +268,7 @@ func TestPidfileWithGarbageIsRefused(t *testing.T) {
 
 // With a readiness check, the adopted daemon is ready only once it answers.
 func TestPidfileDaemonReadyOnlyOnceItAnswers(t *testing.T) {
+	long(t)
 	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

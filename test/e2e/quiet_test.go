@@ -20,6 +20,7 @@ func logLines(r *run) []string {
 // print nothing but the final summary (with why and how it ended), and
 // everything abnormal is at WARN or ERROR.
 func TestQuietByDefault(t *testing.T) {
+	long(t)
 	t.Parallel()
 	t.Run("graceful", func(t *testing.T) {
 		t.Parallel()

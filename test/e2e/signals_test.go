@@ -28,6 +28,7 @@ var notRelayed = map[int]string{
 // STOP) to lfinit, as PID 1 and as a subreaper: lfinit stays alive, and
 // each relayable one, the synchronous faults included, reaches the child.
 func TestEverySignal1To64(t *testing.T) {
+	long(t)
 	t.Parallel()
 	for _, pid1 := range []bool{true, false} {
 		t.Run(fmt.Sprintf("pid1=%v", pid1), func(t *testing.T) {
