@@ -130,11 +130,12 @@ func pushFinal(p pushConfig, grouping map[string]string, g prometheus.Gatherer, 
 	attempts, err := retry(ctx, pusher.PushContext)
 	if err != nil {
 		log.Warn("cannot push the final metrics to the Pushgateway; the exit code is unchanged",
-			"gateway", base.Redacted(), "attempts", attempts, "timeout", p.timeout.String(), "err", err)
+			"gateway", base.Redacted(), "attempts", attempts, "push_timeout_seconds", p.timeout.Seconds(), "err", err)
 		return err
 	}
-	log.Info("pushed the final metrics", "gateway", base.Redacted(), "job", p.job, "attempts", attempts,
-		"took", time.Since(start).Round(time.Millisecond).String())
+	// At debug: a normal stop prints only the final summary.
+	log.Debug("pushed the final metrics", "gateway", base.Redacted(), "job", p.job, "attempts", attempts,
+		"took_seconds", time.Since(start).Round(time.Microsecond).Seconds())
 	return nil
 }
 

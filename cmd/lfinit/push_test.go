@@ -118,7 +118,8 @@ func TestPushFinal(t *testing.T) {
 	var logs bytes.Buffer
 	gw := strings.Replace(srv.URL, "http://", "http://u:secret@", 1)
 	p := pushConfig{gateway: gw, job: "lfinit", timeout: 2 * time.Second}
-	err := pushFinal(p, map[string]string{"pod": "web-1"}, finalMetrics().Gatherer(), slog.New(slog.NewTextHandler(&logs, nil)))
+	debug := &slog.HandlerOptions{Level: slog.LevelDebug} // the success line is at debug
+	err := pushFinal(p, map[string]string{"pod": "web-1"}, finalMetrics().Gatherer(), slog.New(slog.NewTextHandler(&logs, debug)))
 	if err != nil {
 		t.Fatalf("push: %v\n%s", err, logs.String())
 	}

@@ -33,7 +33,7 @@ func TestShutdownReachesPrometheus(t *testing.T) {
 	pod := "monitoring-test-" + strconv.Itoa(int(time.Now().UnixNano()%1e9))
 	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", lfinit,
 		"--metrics-addr", lfinitAddr, "--push-gateway", "http://"+pgwAddr, "--push-grouping", "test=monitoring",
-		"--drain-delay", "2500ms", "--grace", "5s", "--floor", "300ms", "--termination-log", "none",
+		"--log-level", "debug", "--drain-delay", "2500ms", "--grace", "5s", "--floor", "300ms", "--termination-log", "none",
 		"--", helper, "-ignore", "15", "-children", "1", "-children-ignore-term")
 	cmd.Env = append(cmd.Environ(), "POD_NAME="+pod, "POD_NAMESPACE=monitoring")
 	stderr := &logBuffer{}
