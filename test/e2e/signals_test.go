@@ -59,7 +59,13 @@ func TestEverySignal1To64(t *testing.T) {
 				t.Fatalf("exit %d, want 1 (the child ignores its stop signal)", got)
 			}
 			got := signals(readRecord(t, r.path("rec")), "signal")
-			want = append(want, int(syscall.SIGPWR), int(syscall.SIGPWR))
+			// Then PWR as the stop signal (and as the deadline signal, which
+			// a loaded machine may not let the child record before its
+			// SIGKILL a floor later).
+			want = append(want, int(syscall.SIGPWR))
+			if len(got) > len(want) && got[len(want)] == int(syscall.SIGPWR) {
+				got = got[:len(want)]
+			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("child received\n%v\nwant\n%v", got, want)
 			}
