@@ -53,7 +53,7 @@ func options(c *config) []option {
 		{"ready-tcp", stringValue{def(&c.readyTCP, "")}, "stay starting until HOST:PORT accepts a connection"},
 		{"ready-http", stringValue{def(&c.readyHTTP, "")}, "stay starting until this URL answers 2xx/3xx"},
 		{"termination-log", stringValue{def(&c.termLog, "")}, "final summary file, or none (default /dev/termination-log when it exists)"},
-		{"stop-timeout", durationValue{def(&c.stopTimeout, 0)}, "the orchestrator's stop timeout: refuse to start when grace+floor+allowance exceeds it"},
+		{"stop-timeout", durationValue{def(&c.stopTimeout, 0)}, "the orchestrator's stop timeout, 0 for none: refuse to start when grace+floor+allowance exceeds it"},
 		{"allowance", durationValue{def(&c.allowance, budget.DefaultAllowance)}, "margin kept below --stop-timeout"},
 		{"log-format", choiceValue{def(&c.logFormat, "text"), []string{"text", "json"}}, "log format: text or json"},
 		{"log-level", choiceValue{def(&c.level, "info"), []string{"debug", "info", "warn", "error"}}, "log level: debug, info, warn or error"},
