@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -105,9 +106,13 @@ type pane struct {
 }
 
 // newPane runs shellCmd (through sh -c) in a fresh 120x40 terminal.
+var panes atomic.Int64
+
 func newPane(t *testing.T, shellCmd string) *pane {
 	t.Helper()
-	p := &pane{t: t, socket: fmt.Sprintf("lfinit-ctr-%d-%s", os.Getpid(), nameRE.ReplaceAllString(t.Name(), "-"))}
+	// A socket of its own each time: a server being killed by an earlier
+	// pane of the same name may still hold the old one.
+	p := &pane{t: t, socket: fmt.Sprintf("lfinit-ctr-%d-%d", os.Getpid(), panes.Add(1))}
 	p.tmux("new-session", "-d", "-s", "ctr", "-x", "120", "-y", "40", shellCmd)
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +20,8 @@ type pane struct {
 	socket string
 }
 
+var panes atomic.Int64
+
 // newPane runs shellCmd (through sh -c) in a fresh 120x40 terminal.
 func newPane(t *testing.T, shellCmd string) *pane {
 	t.Helper()
@@ -26,7 +29,9 @@ func newPane(t *testing.T, shellCmd string) *pane {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("terminal tests need tmux (scripts/install-deps installs it)")
 	}
-	p := &pane{t: t, socket: fmt.Sprintf("lfinit-e2e-%d-%s", os.Getpid(), strings.NewReplacer("/", "-", "=", "-").Replace(t.Name()))}
+	// A socket of its own each time: a server being killed by an earlier
+	// pane of the same name may still hold the old one.
+	p := &pane{t: t, socket: fmt.Sprintf("lfinit-e2e-%d-%d", os.Getpid(), panes.Add(1))}
 	p.tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", shellCmd)
 	t.Cleanup(func() {
 		if t.Failed() {
