@@ -105,9 +105,10 @@ type pane struct {
 	socket string
 }
 
-// newPane runs shellCmd (through sh -c) in a fresh 120x40 terminal.
+// panes numbers the panes, for their sockets.
 var panes atomic.Int64
 
+// newPane runs shellCmd (through sh -c) in a fresh 120x40 terminal.
 func newPane(t *testing.T, shellCmd string) *pane {
 	t.Helper()
 	// A socket of its own each time: a server being killed by an earlier

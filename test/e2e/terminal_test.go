@@ -20,6 +20,7 @@ type pane struct {
 	socket string
 }
 
+// panes numbers the panes, for their sockets.
 var panes atomic.Int64
 
 // newPane runs shellCmd (through sh -c) in a fresh 120x40 terminal.
