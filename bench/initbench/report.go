@@ -282,7 +282,8 @@ func (r *report) idleSection(out *strings.Builder) []summaryRow {
 	fmt.Fprintf(out, "%s\nWake-ups are the context switches of all the process's threads (voluntary + involuntary) per second. "+
 		"RSS and RssAnon are from /proc/PID/status, Pss from /proc/PID/smaps_rollup: a page shared by n processes counts 1/n in each, "+
 		"so a binary's file pages shared by every container that runs the same image count once on the node. "+
-		"Here lfinit and lfinit --metrics-addr run the same binary at the same time and so share its pages, and the dynamic tini and dumb-init share libc with the rest of the machine.\n\n", t.String())
+		"Here lfinit and lfinit --metrics-addr run the same binary at the same time and so share its pages, and the dynamic tini and dumb-init share libc with the rest of the machine. "+
+		"lfinit gives back the pages of its binary that its start-up faulted in (internal/startpages); the Go floors do not, which is how lfinit's file-backed RSS can be below that of the Go floor with the deps.\n\n", t.String())
 	lw, ok := res.wakeups["lfinit"]
 	if !ok {
 		return nil
