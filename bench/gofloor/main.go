@@ -9,6 +9,9 @@
 // os/signal, reaps every child on SIGCHLD with wait4(-1), and exits with
 // CMD's status once CMD is reaped. No logs, options or deadlines: whatever
 // lfinit costs beyond this is lfinit's, not Go's.
+//
+// Built with -tags deps (deps.go) it also links lfinit's dependencies and
+// does nothing with them: the floor of a Go init with lfinit's stack.
 package main
 
 import (

@@ -6,18 +6,18 @@ import (
 )
 
 // idleResult is per contender: wake-ups per second (one per window), and
-// RSS and anonymous RSS in KiB at the end.
+// RSS, anonymous RSS and Pss in KiB at the end.
 type idleResult struct {
-	wakeups      map[string]sample
-	rss, rssAnon map[string]float64
-	threads      map[string]int
+	wakeups           map[string]sample
+	rss, rssAnon, pss map[string]float64
+	threads           map[string]int
 }
 
 // benchIdle starts every contender at once, each as PID 1 with a child
 // that sleeps (the Go floor has none), lets them settle, and counts their
 // threads' context switches over windows of the given length.
 func benchIdle(cs []cand, pauseBin string, settle, window time.Duration, windows int) (idleResult, error) {
-	res := idleResult{wakeups: map[string]sample{}, rss: map[string]float64{}, rssAnon: map[string]float64{}, threads: map[string]int{}}
+	res := idleResult{wakeups: map[string]sample{}, rss: map[string]float64{}, rssAnon: map[string]float64{}, pss: map[string]float64{}, threads: map[string]int{}}
 	var ins []*instance
 	defer func() {
 		for _, in := range ins {
@@ -53,6 +53,7 @@ func benchIdle(cs []cand, pauseBin string, settle, window time.Duration, windows
 	for i, in := range ins {
 		res.rss[cs[i].name] = float64(statusKiB(in.pid, "VmRSS"))
 		res.rssAnon[cs[i].name] = float64(statusKiB(in.pid, "RssAnon"))
+		res.pss[cs[i].name] = float64(procKiB(in.pid, "smaps_rollup", "Pss"))
 		res.threads[cs[i].name] = threads(in.pid)
 	}
 	return res, nil

@@ -239,8 +239,11 @@ func ctxSwitches(pid int) int64 {
 }
 
 // statusKiB reads a "Key: N kB" field of /proc/PID/status.
-func statusKiB(pid int, key string) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+func statusKiB(pid int, key string) int64 { return procKiB(pid, "status", key) }
+
+// procKiB reads a "Key: N kB" field of /proc/PID/FILE (status, smaps_rollup).
+func procKiB(pid int, file, key string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
 	if err != nil {
 		return -1
 	}

@@ -31,7 +31,7 @@ type initSpec struct {
 	argv   []string // binary and options; the child follows
 	path   string   // the binary, for its size
 	anchor bool     // one of the inits lfinit is compared with
-	ref    bool     // the Go floor init: a reference, not a contender
+	ref    bool     // a Go floor init: a reference, not a contender
 }
 
 // config is how much of everything to run.
@@ -140,7 +140,7 @@ func main() {
 		os.RemoveAll(dir)
 		fail("%v", err)
 	}
-	inits, missing := findInits(art.lfinit, art.gofloor, extra, strings.Split(*anchors, ","))
+	inits, missing := findInits(art, extra, strings.Split(*anchors, ","))
 	// The benchmark allocates little; a collection in the middle of a
 	// timed stretch is noise it does not need.
 	debug.SetGCPercent(-1)
@@ -203,7 +203,8 @@ func main() {
 				cs = append(cs, cand{name: lfinitMetricsName, prefix: append([]string{i.path, "--metrics-addr", "127.0.0.1:0"}, i.argv[1:]...)})
 			}
 		}
-		cs = append(cs, cand{name: goFloorName, prefix: []string{art.gofloor}, noChild: true})
+		cs = append(cs, cand{name: goFloorName, prefix: []string{art.gofloor}, noChild: true},
+			cand{name: goDepsFloorName, prefix: []string{art.gofloorDeps}, noChild: true})
 		var err error
 		r.idle, err = benchIdle(cs, art.pause, cfg.idleSettle, cfg.idleWindow, cfg.idleWindows)
 		r.idleCands = cs
@@ -231,14 +232,14 @@ func main() {
 
 // artifacts are the binaries a run uses.
 type artifacts struct {
-	lfinit, gofloor, sigwait, pause, orphans string
+	lfinit, gofloor, gofloorDeps, sigwait, pause, orphans string
 }
 
-// build makes lfinit as it ships (static, stripped), the Go floor, and the
-// C children.
+// build makes lfinit as it ships (static, stripped), the Go floor with and
+// without lfinit's dependencies (the same flags and tags), and the C children.
 func build(root, dir, lfinitPath, tags string) (artifacts, error) {
 	a := artifacts{
-		lfinit: filepath.Join(dir, "lfinit"), gofloor: filepath.Join(dir, "gofloor"),
+		lfinit: filepath.Join(dir, "lfinit"), gofloor: filepath.Join(dir, "gofloor"), gofloorDeps: filepath.Join(dir, "gofloor-deps"),
 		sigwait: filepath.Join(dir, "sigwait"), pause: filepath.Join(dir, "pause"), orphans: filepath.Join(dir, "orphans"),
 	}
 	goBuild := func(out, pkg, tags string) error {
@@ -259,7 +260,10 @@ func build(root, dir, lfinitPath, tags string) (artifacts, error) {
 	} else if err := goBuild(a.lfinit, "./cmd/lfinit", tags); err != nil {
 		return a, err
 	}
-	if err := goBuild(a.gofloor, "./bench/gofloor", ""); err != nil {
+	if err := goBuild(a.gofloor, "./bench/gofloor", tags); err != nil {
+		return a, err
+	}
+	if err := goBuild(a.gofloorDeps, "./bench/gofloor", strings.Trim(tags+",deps", ",")); err != nil {
 		return a, err
 	}
 	for _, c := range []string{"sigwait", "pause", "orphans"} {
@@ -271,10 +275,10 @@ func build(root, dir, lfinitPath, tags string) (artifacts, error) {
 	return a, nil
 }
 
-// findInits lists lfinit, its variants, the Go floor init, and the anchors
-// that are installed.
-func findInits(lfinit, gofloor string, extra variants, anchors []string) ([]initSpec, []string) {
-	inits := []initSpec{{name: "lfinit", argv: []string{lfinit, "--"}, path: lfinit}}
+// findInits lists lfinit, its variants, the Go floor inits (bare and with
+// lfinit's dependencies), and the anchors that are installed.
+func findInits(a artifacts, extra variants, anchors []string) ([]initSpec, []string) {
+	inits := []initSpec{{name: "lfinit", argv: []string{a.lfinit, "--"}, path: a.lfinit}}
 	for _, v := range extra {
 		name, path, ok := strings.Cut(v, "=")
 		if !ok {
@@ -284,7 +288,8 @@ func findInits(lfinit, gofloor string, extra variants, anchors []string) ([]init
 		check(err)
 		inits = append(inits, initSpec{name: name, argv: []string{p, "--"}, path: p})
 	}
-	inits = append(inits, initSpec{name: goInitName, argv: []string{gofloor, "--"}, path: gofloor, ref: true})
+	inits = append(inits, initSpec{name: goInitName, argv: []string{a.gofloor, "--"}, path: a.gofloor, ref: true},
+		initSpec{name: goDepsInitName, argv: []string{a.gofloorDeps, "--"}, path: a.gofloorDeps, ref: true})
 	var missing []string
 	for _, a := range []struct {
 		name, bin string
