@@ -105,7 +105,11 @@ func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, 
 	})
 	// The tree is reaped and the code fixed: the push can only be late, and
 	// its bound is counted in the budget.
-	_ = pushFinal(c.push, groupingFor(c.push.grouping.m, os.Getenv), pre.gatherer, log)
+	if c.push.gateway != "" {
+		// Only then: the grouping may read the host name, work a shutdown
+		// without a push must not do.
+		_ = pushFinal(c.push, groupingFor(c.push.grouping.m, os.Getenv), pre.gatherer, log)
+	}
 	stop()
 	return code
 }
