@@ -94,6 +94,7 @@ type Publish func(statusfile.Status)
 type runner struct {
 	Config
 	m          *Machine
+	self       int // lfinit's pid, read once: no syscall on the way out
 	child      int
 	reaped     bool // the child is reaped: its pid may be recycled, never signal it
 	start      time.Time
@@ -117,7 +118,7 @@ func Run(c Config) int {
 		c.Signals = Catch()
 	}
 	now := time.Now()
-	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now}
+	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now, self: os.Getpid()}
 	if code, done := r.begin(); done {
 		return code
 	}
@@ -218,6 +219,9 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 	name := forward.Name(sig)
 	if r.Recorder != nil {
 		r.Recorder.SignalReceived(name)
+	}
+	if !r.logs(slog.LevelDebug) {
+		return acts
 	}
 	attrs := []any{"signal", name, "action", what}
 	if hard, ok := r.m.HardDeadline(); ok && r.m.ShuttingDown() {
@@ -327,6 +331,9 @@ func (r *runner) phase(p Phase) {
 		r.readyAt = now
 	}
 	r.setReady(p == statusfile.Ready)
+	if !r.logs(slog.LevelDebug) {
+		return
+	}
 	attrs := []any{"phase", string(p)}
 	if hard, ok := r.m.HardDeadline(); ok {
 		attrs = append(attrs, "remaining_seconds", remaining(hard, now))
@@ -367,7 +374,12 @@ func (r *runner) forward(a Action) {
 	if r.Recorder != nil {
 		r.Recorder.SignalForwarded(name)
 	}
-	if a.Why == "relay" {
+	// The deadline signal means the child outlived its grace.
+	level := slog.LevelDebug
+	if a.Why == "deadline" {
+		level = slog.LevelWarn
+	}
+	if a.Why == "relay" || !r.logs(level) {
 		return
 	}
 	attrs := []any{"signal", name, "to", r.Target.String(), "target_pid", r.child}
@@ -376,11 +388,6 @@ func (r *runner) forward(a Action) {
 	}
 	if hard, ok := r.m.HardDeadline(); ok {
 		attrs = append(attrs, "remaining_seconds", remaining(hard, time.Now()))
-	}
-	// The deadline signal means the child outlived its grace.
-	level := slog.LevelDebug
-	if a.Why == "deadline" {
-		level = slog.LevelWarn
 	}
 	r.Log.Log(context.Background(), level, a.Why+" signal sent", attrs...)
 }
@@ -447,7 +454,7 @@ func (r *runner) summary(s statusfile.Status, code int, total time.Duration) []a
 	if r.m.ShuttingDown() {
 		attrs = append(attrs, "shutdown_duration_seconds", seconds(time.Since(r.m.Timeline().SignalAt)))
 	}
-	attrs = append(attrs, "killed", len(r.killed), "leftovers", r.leftovers, "reaped", r.nreaped, "pid", os.Getpid())
+	attrs = append(attrs, "killed", len(r.killed), "leftovers", r.leftovers, "reaped", r.nreaped, "pid", r.self)
 	if r.child > 0 {
 		attrs = append(attrs, "child_pid", r.child)
 	}
@@ -464,6 +471,13 @@ func (r *runner) finalLevel() slog.Level {
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo
+}
+
+// logs reports whether a line at level would be written: the fields of a
+// line nobody reads are not built (right after a forward, that work would
+// compete with the child for the CPU).
+func (r *runner) logs(level slog.Level) bool {
+	return r.Log.Enabled(context.Background(), level)
 }
 
 func (r *runner) setReady(ready bool) {
@@ -489,7 +503,7 @@ func (r *runner) snapshot() statusfile.Status {
 		Version:    statusfile.Version,
 		Phase:      r.m.Phase(),
 		Ready:      r.m.Phase() == statusfile.Ready,
-		Pid:        os.Getpid(),
+		Pid:        r.self,
 		StartedAt:  utc(r.start),
 		ReadyAt:    utc(r.readyAt),
 		PhaseSince: r.phaseSince.UTC(),

@@ -79,6 +79,10 @@ func answer(c *config, err error, stdout, stderr io.Writer) (code int, done bool
 // supervise runs the child under the supervisor, with the logger, the
 // observers and the final push around it, and returns lfinit's exit code.
 func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, stderr io.Writer) int {
+	// The log's first line is often the last (the final summary): load the
+	// time zone it is formatted in now, not between the child's exit and
+	// lfinit's.
+	_ = time.Local.String()
 	logOut, log := newLogger(c, stderr)
 	defer logOut.Close(200 * time.Millisecond)
 	if maskErr != nil {
