@@ -104,10 +104,18 @@ var DefaultShutdown = with(func(e Entry) bool { return e.Shutdown })
 // would kill lfinit when it is not PID 1 (see IgnoreUnrelayable).
 var Unrelayable = with(func(e Entry) bool { return e.Handling == Uncaught })
 
+// relayed indexes Relayed by signal number: IsRelayed is asked for every
+// signal lfinit receives, before it is forwarded.
+var relayed = func() (r [RTMax + 1]bool) {
+	for _, sig := range Relayed {
+		r[sig] = true
+	}
+	return r
+}()
+
 // IsRelayed reports whether sig is one lfinit catches and passes on.
 func IsRelayed(sig syscall.Signal) bool {
-	e, ok := Lookup(sig)
-	return ok && e.Handling == Relay
+	return sig > 0 && int(sig) <= RTMax && relayed[sig]
 }
 
 func with(keep func(Entry) bool) []syscall.Signal {
