@@ -128,26 +128,32 @@ func TestUsageErrorsExit2BeforeTheChildStarts(t *testing.T) {
 		if tc.env == nil || args != nil {
 			args = append(args, "--")
 		}
-		args = append(args, "touch", marker)
-		cmd := exec.Command(lfinitBin, args...)
-		cmd.Env = append(os.Environ(), tc.env...)
-		out, err := cmd.CombinedOutput()
-		code := cmd.ProcessState.ExitCode()
-		if err == nil || code != 2 {
-			t.Errorf("%v %v: exit %d, want 2", tc.env, tc.args, code)
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if len(lines) != 1 || !strings.Contains(lines[0], tc.msg) || !strings.Contains(lines[0], "--help") {
-			t.Errorf("%v %v: want one line naming %q and --help, got:\n%s", tc.env, tc.args, tc.msg, out)
-		}
-		if _, err := os.Stat(marker); err == nil {
-			t.Fatalf("%v %v: the child was started", tc.env, tc.args)
+		if line := refused(t, tc.env, args, marker); !strings.Contains(line, tc.msg) || !strings.Contains(line, "--help") {
+			t.Errorf("%v %v: want the line to name %q and --help, got: %s", tc.env, tc.args, tc.msg, line)
 		}
 	}
 	out, err := exec.Command(lfinitBin).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "no command") {
 		t.Errorf("no command: %v %s", err, out)
 	}
+}
+
+// refused runs lfinit with env and args, then `touch marker` as the command,
+// and checks that it exits 2 with one line, before the child starts; it
+// returns that line.
+func refused(t *testing.T, env, args []string, marker string) string {
+	t.Helper()
+	cmd := exec.Command(lfinitBin, append(append([]string{}, args...), "touch", marker)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, _ := cmd.CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if code := cmd.ProcessState.ExitCode(); code != 2 || len(lines) != 1 {
+		t.Errorf("%v %v: exit %d, want 2 and one line:\n%s", env, args, code, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("%v %v: the child was started", env, args)
+	}
+	return lines[0]
 }
 
 func TestFlagWinsOverEnvironment(t *testing.T) {

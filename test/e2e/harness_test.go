@@ -13,12 +13,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/internal/measure"
 )
 
 var (
@@ -95,31 +96,13 @@ type run struct {
 	dir    string
 	pid1   bool
 	stdout bytes.Buffer
-	stderr syncBuffer
+	stderr measure.Buffer
 	done   chan struct{}
 	code   int
 	took   time.Duration
 	begun  time.Time
 	pidfd  int // lfinit's pidfd, once known: signals never hit a recycled pid
 	pid    int
-}
-
-// syncBuffer is a bytes.Buffer safe to read while lfinit writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startPID1 starts lfinit as PID 1 of a new PID namespace.

@@ -21,11 +21,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/light-fabric/lfinit/internal/measure"
 )
 
 // tools are the binaries the test runs; scripts/install-qualification-deps
@@ -68,29 +68,11 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// logBuffer collects a process's output, safe to read while it writes.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // daemon starts a server process that the test stops at its end, and
 // returns its output.
-func daemon(t *testing.T, name string, args ...string) *logBuffer {
+func daemon(t *testing.T, name string, args ...string) *measure.Buffer {
 	t.Helper()
-	out := &logBuffer{}
+	out := &measure.Buffer{}
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/light-fabric/lfinit/internal/measure"
 )
 
 // TestShutdownReachesPrometheus runs one deadline-exceeded shutdown under
@@ -36,7 +38,7 @@ func TestShutdownReachesPrometheus(t *testing.T) {
 		"--log-level", "debug", "--drain-delay", "2500ms", "--grace", "5s", "--floor", "300ms", "--termination-log", "none",
 		"--", helper, "-ignore", "15", "-children", "1", "-children-ignore-term")
 	cmd.Env = append(cmd.Environ(), "POD_NAME="+pod, "POD_NAMESPACE=monitoring")
-	stderr := &logBuffer{}
+	stderr := &measure.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

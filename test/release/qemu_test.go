@@ -1,7 +1,6 @@
 package release
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,10 +10,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/light-fabric/lfinit/internal/measure"
 )
 
 // qemuNames maps a release architecture to its qemu-user emulator.
@@ -196,7 +196,7 @@ type pid1Run struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	dir  string
-	log  syncBuffer
+	log  measure.Buffer
 	done chan struct{}
 	code int
 }
@@ -273,22 +273,4 @@ func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 			t.Fatalf("timed out after %v waiting for %s", limit, what)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the writer goroutines of exec.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }
