@@ -244,7 +244,10 @@ func (r *runner) reap() []Action {
 		n++
 		if pid == r.child && !r.reaped {
 			r.reaped, childDone, ws = true, true, status
-		} else if r.m.OtherExited(reaper.ExitCode(status)); r.WarnOnReap {
+			return
+		}
+		r.m.OtherExited(reaper.ExitCode(status)) // --wait-for=tree's exit code
+		if r.WarnOnReap {
 			r.Log.Warn("reaped a process that is not the child", "reaped_pid", pid, "status", describe(status))
 		}
 	})
@@ -258,8 +261,11 @@ func (r *runner) reap() []Action {
 	now := time.Now()
 	if childDone {
 		r.reclaimTerminal()
-		r.Log.Debug("child exited", "child_pid", r.child, "status", describe(ws), "exit_code", reaper.ExitCode(ws))
-		return r.m.ChildExited(now, reaper.ExitCode(ws), empty)
+		code := reaper.ExitCode(ws)
+		if r.logs(slog.LevelDebug) {
+			r.Log.Debug("child exited", "child_pid", r.child, "status", describe(ws), "exit_code", code)
+		}
+		return r.m.ChildExited(now, code, empty)
 	}
 	if empty {
 		return r.m.TreeEmpty(now)
