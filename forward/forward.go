@@ -52,7 +52,9 @@ func Deliver(pid int, t Target, sig syscall.Signal) error {
 	if t == Group {
 		target = -pid
 	}
-	if err := unix.Kill(target, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+	// A bare Errno, compared directly: errors.Is would add its reflection
+	// to every forward.
+	if err := unix.Kill(target, sig); err != nil && err != unix.ESRCH {
 		return err
 	}
 	return nil

@@ -1,8 +1,6 @@
 package reaper
 
 import (
-	"errors"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -29,10 +27,13 @@ func Reap(untraced bool, fn func(pid int, ws unix.WaitStatus)) (empty bool) {
 	for {
 		var ws unix.WaitStatus
 		pid, err := unix.Wait4(-1, &ws, flags, nil)
+		// Wait4 returns a bare Errno: compared directly, not with
+		// errors.Is, whose reflection is work (and, after startpages.Drop,
+		// page faults) on every reap.
 		switch {
-		case errors.Is(err, unix.EINTR):
+		case err == unix.EINTR:
 			continue
-		case errors.Is(err, unix.ECHILD):
+		case err == unix.ECHILD:
 			return true
 		case err != nil || pid <= 0:
 			return false
