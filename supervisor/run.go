@@ -43,6 +43,10 @@ type Config struct {
 	Signals *Signals
 	// WarnOnReap logs at WARN every reaped process other than the child (tini -w).
 	WarnOnReap bool
+	// Ending, when set, is called once the run is over (the tree reaped,
+	// the exit code fixed), before the final records are written: nothing
+	// is left to protect from a slow write then, so the log may write in line.
+	Ending func()
 }
 
 // Signals are lfinit's caught signals, queued until the loop reads them.
@@ -369,7 +373,7 @@ func (r *runner) forwardNow(acts []Action) []Action {
 // error decided there, as tini's wait_and_forward_signal does.
 func (r *runner) forward(a Action) {
 	err := r.deliver(a)
-	if errors.Is(err, errChildGone) {
+	if err == errChildGone { // deliver's own sentinel, never wrapped
 		return
 	}
 	name := forward.Name(a.Signal)
@@ -395,7 +399,7 @@ func (r *runner) forward(a Action) {
 	if hard, ok := r.m.HardDeadline(); ok {
 		attrs = append(attrs, "remaining_seconds", remaining(hard, time.Now()))
 	}
-	r.Log.Log(context.Background(), level, a.Why+" signal sent", attrs...)
+	r.line(level, a.Why+" signal sent", attrs...)
 }
 
 // deliver sends a forwarded signal to the child, its group, or the tree.
@@ -423,7 +427,7 @@ func (r *runner) kill(sig syscall.Signal) {
 		r.dirty = true
 	}
 	if first || len(hit) > 0 {
-		r.Log.Warn("hard deadline: killed the process tree", "signal", forward.Name(sig), "processes", len(hit),
+		r.line(slog.LevelWarn, "hard deadline: killed the process tree", "signal", forward.Name(sig), "processes", len(hit),
 			"child_alive", !r.reaped, "still_running", names(hit, 10))
 	}
 }
@@ -436,8 +440,11 @@ func (r *runner) finish(code int) {
 	for _, publish := range r.Publishers {
 		publish(s)
 	}
+	if r.Ending != nil {
+		r.Ending()
+	}
 	total := time.Since(r.start)
-	r.Log.Log(context.Background(), r.finalLevel(), "exit", r.summary(s, code, total)...)
+	r.line(r.finalLevel(), "exit", r.summary(s, code, total)...)
 	if r.TerminationLog != "" {
 		msg := statusfile.TerminationMessage(s, total)
 		// Bounded: a hung /dev/termination-log must not keep PID 1 alive.
@@ -477,6 +484,22 @@ func (r *runner) finalLevel() slog.Level {
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo
+}
+
+// line writes one log line at level, straight to the handler: slog.Logger
+// would first look up its caller (runtime.Callers walks the stack and the
+// pc tables, and after startpages.Drop faults their pages back in) for a
+// source field lfinit never prints, between a deadline and its kill, or
+// between the child's exit and lfinit's.
+func (r *runner) line(level slog.Level, msg string, attrs ...any) {
+	ctx := context.Background()
+	h := r.Log.Handler()
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	rec := slog.NewRecord(time.Now(), level, msg, 0)
+	rec.Add(attrs...)
+	_ = h.Handle(ctx, rec)
 }
 
 // logs reports whether a line at level would be written: the fields of a

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -21,4 +27,133 @@ func BenchmarkSignalLogLine(b *testing.B) {
 	b.StopTimer()
 	w.Close(time.Second)
 	b.ReportMetric(float64(w.Dropped())/float64(b.N), "dropped/op")
+}
+
+// TestAsyncWriterKeepsOrderAcrossClose: lines queued before Close and lines
+// written in line after it reach the writer in the order they were written.
+func TestAsyncWriterKeepsOrderAcrossClose(t *testing.T) {
+	for _, queued := range []int{0, 1, 50} {
+		var out safeBuffer
+		w := newAsyncWriter(&out, 1024)
+		var want strings.Builder
+		for i := range queued {
+			fmt.Fprintf(w, "queued %d\n", i)
+			fmt.Fprintf(&want, "queued %d\n", i)
+		}
+		w.Close(5 * time.Second)
+		for i := range 3 {
+			fmt.Fprintf(w, "after %d\n", i)
+			fmt.Fprintf(&want, "after %d\n", i)
+		}
+		if got := out.String(); got != want.String() {
+			t.Errorf("%d queued: got\n%s\nwant\n%s", queued, got, want.String())
+		}
+		if w.Dropped() != 0 {
+			t.Errorf("%d queued: %d lines dropped", queued, w.Dropped())
+		}
+	}
+}
+
+// TestAsyncWriterCloseIsBounded: a writer that never returns (a stderr
+// nobody reads) holds Close no longer than its timeout, and the lines
+// after it are dropped and counted rather than blocking.
+func TestAsyncWriterCloseIsBounded(t *testing.T) {
+	stuck := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	defer close(stuck.release)
+	w := newAsyncWriter(stuck, 4)
+	io.WriteString(w, "first\n")
+	<-stuck.entered
+	io.WriteString(w, "second\n")
+	t0 := time.Now()
+	w.Close(100 * time.Millisecond)
+	if took := time.Since(t0); took > 3*time.Second {
+		t.Fatalf("Close took %v with a stuck writer", took)
+	}
+	io.WriteString(w, "after\n")
+	if w.Dropped() != 1 {
+		t.Errorf("dropped %d, want the line after Close", w.Dropped())
+	}
+}
+
+// TestAsyncWriterInlineSkipsAFullPipe: after Close, a line for a pipe that
+// cannot take it now is dropped, never waited for.
+func TestAsyncWriterInlineSkipsAFullPipe(t *testing.T) {
+	r, wr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer wr.Close()
+	fill(t, wr)
+	w := newAsyncWriter(wr, 4)
+	w.Close(time.Second)
+	done := make(chan struct{})
+	go func() {
+		io.WriteString(w, "the final line\n")
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an inline write waited on a full pipe")
+	}
+	if w.Dropped() != 1 {
+		t.Errorf("dropped %d, want 1", w.Dropped())
+	}
+	// Once the reader drains it, the next line is written.
+	r.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	io.Copy(io.Discard, r)
+	io.WriteString(w, "next\n")
+	if w.Dropped() != 1 {
+		t.Errorf("a line to a pipe with room was dropped")
+	}
+}
+
+// fill writes to the pipe until it holds no more.
+func fill(t *testing.T, f *os.File) {
+	t.Helper()
+	fd := int(f.Fd())
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := syscall.Write(fd, chunk); err != nil {
+			break
+		}
+	}
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// safeBuffer is a bytes.Buffer for one writer goroutine and one reader.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// blockingWriter blocks every Write until release is closed.
+type blockingWriter struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	b.once.Do(func() { close(b.entered) })
+	<-b.release
+	return len(p), nil
 }

@@ -106,6 +106,9 @@ func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, 
 		TerminationLog: terminationLog(c.termLog),
 		Signals:        supervisor.CaughtSignals(early.Relayed, early.Child),
 		WarnOnReap:     c.warnOnReap,
+		// The final records are written in line, in order, by the loop's
+		// goroutine: lfinit then exits without waiting for another thread.
+		Ending: func() { logOut.Close(200 * time.Millisecond) },
 	})
 	// The tree is reaped and the code fixed: the push can only be late, and
 	// its bound is counted in the budget.
