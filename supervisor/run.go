@@ -140,6 +140,7 @@ func Run(c Config) int {
 		return code
 	}
 	startpages.Drop()
+	r.warm()
 	return r.loop(ready, stopProbe)
 }
 
