@@ -455,16 +455,15 @@ func TestChildSeesOnlyStdio(t *testing.T) {
 		child = kids[0]
 		return strings.TrimSpace(string(comm)) == "sleep"
 	})
-	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", child))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// sleep itself may open a file for a moment as it starts (its locale):
+	// a descriptor lfinit leaked stays, so wait for the set to settle.
 	var fds []string
-	for _, e := range entries {
-		fds = append(fds, e.Name())
-	}
-	if strings.Join(fds, ",") != "0,1,2" {
-		t.Fatalf("child has descriptors %v, want exactly 0,1,2", fds)
+	deadline := time.Now().Add(3 * time.Second)
+	for fds = openFDs(t, child); strings.Join(fds, ",") != "0,1,2"; fds = openFDs(t, child) {
+		if time.Now().After(deadline) {
+			t.Fatalf("child has descriptors %v, want exactly 0,1,2", fds)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	for _, fd := range []string{"1", "2"} {
 		mine, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", lf, fd))
@@ -475,6 +474,26 @@ func TestChildSeesOnlyStdio(t *testing.T) {
 	}
 	r.signal(syscall.SIGTERM)
 	r.wait(10 * time.Second)
+}
+
+// openFDs lists pid's open descriptors, each with what it points to
+// beyond the standard three.
+func openFDs(t *testing.T, pid int) []string {
+	t.Helper()
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fds []string
+	for _, e := range entries {
+		name := e.Name()
+		if name > "2" || len(name) > 1 {
+			to, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, name))
+			name += "=" + to
+		}
+		fds = append(fds, name)
+	}
+	return fds
 }
 
 func TestSurvivesBrokenStderr(t *testing.T) {
