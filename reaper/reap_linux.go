@@ -41,3 +41,22 @@ func Reap(untraced bool, fn func(pid int, ws unix.WaitStatus)) (empty bool) {
 		fn(pid, ws)
 	}
 }
+
+// Changed reports, without reaping it and in constant time, whether pid
+// has exited (or, with untraced, stopped). Reap's wait4(-1) walks every
+// child lfinit has; this looks at one.
+func Changed(pid int, untraced bool) bool {
+	opts := unix.WEXITED | unix.WNOHANG | unix.WNOWAIT | unix.WALL
+	if untraced {
+		opts |= unix.WSTOPPED
+	}
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, opts, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		// The kernel sets si_signo to SIGCHLD only when it reports a child.
+		return err == nil && info.Signo == int32(unix.SIGCHLD)
+	}
+}

@@ -124,3 +124,41 @@ func subreaperChild() {
 	}
 	fail("tree not empty after SIGKILL")
 }
+
+// TestChangedLooksWithoutReaping: Changed sees a stop (with untraced) and
+// an exit of one child, and leaves the exited child for the reaper.
+func TestChangedLooksWithoutReaping(t *testing.T) {
+	pid, err := syscall.ForkExec("/bin/sleep", []string{"sleep", "30"}, &syscall.ProcAttr{Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	settle := func(what string, want func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !want(); time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("Changed never reported %s", what)
+			}
+		}
+	}
+	if Changed(pid, true) {
+		t.Fatal("a running child reported as changed")
+	}
+	syscall.Kill(pid, syscall.SIGSTOP)
+	settle("the stop", func() bool { return Changed(pid, true) })
+	if Changed(pid, false) {
+		t.Error("a stop reported without untraced")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	settle("the exit", func() bool { return Changed(pid, false) })
+	if !Changed(pid, false) {
+		t.Fatal("looking reaped the child")
+	}
+	var ws unix.WaitStatus
+	if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); got != pid || err != nil || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the child was not left to reap: wait4 = %d, %v, %v", got, err, ws)
+	}
+	if Changed(pid, false) {
+		t.Error("a reaped child reported as changed")
+	}
+}

@@ -111,6 +111,8 @@ type runner struct {
 	nreaped    int
 	dirty      bool         // publish a status after this batch of actions
 	pidfile    pidfileState // --pidfile's reads (daemon.go)
+	pace       reapPace     // spaces out full reaps in a storm of orphans
+	reapLater  bool         // a SIGCHLD waits for pace's next full reap
 }
 
 // Run starts the child and supervises it until lfinit must exit; it returns
@@ -166,12 +168,17 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) int {
 	sigs, chld := r.Signals.relayed, r.Signals.chld
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	later := time.NewTimer(time.Hour) // the full reap a SIGCHLD put off
+	later.Stop()
 	for {
 		var acts []Action
 		select {
 		case s := <-sigs:
 			acts = r.signal(s.(syscall.Signal))
 		case <-chld:
+			acts = r.childSignal()
+		case <-later.C:
+			signal.Notify(r.Signals.chld, syscall.SIGCHLD)
 			acts = r.reap()
 		case <-timer.C:
 			acts = r.m.Tick(untilDue(r.m))
@@ -188,6 +195,10 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) int {
 		}
 		if code, done := r.apply(acts); done {
 			return code
+		}
+		if r.reapLater {
+			r.reapLater = false
+			later.Reset(time.Until(r.pace.Next()))
 		}
 		if next, ok := r.m.Next(); ok {
 			timer.Reset(time.Until(next) - spinWindow)
@@ -236,11 +247,25 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 	return acts
 }
 
+// childSignal answers a SIGCHLD: a full reap, unless one ran too recently
+// (see reapPace) and the child itself has not exited or stopped; then the
+// full reap is put off until pace allows it.
+func (r *runner) childSignal() []Action {
+	if r.pace.Due(time.Now()) || (!r.reaped && reaper.Changed(r.child, r.jobControl)) {
+		return r.reap()
+	}
+	r.reapLater = true
+	// Until then SIGCHLD wakes nothing: the put-off reap sees every exit.
+	signal.Stop(r.Signals.chld)
+	return nil
+}
+
 // reap collects every exited process and tells the machine about the child.
 func (r *runner) reap() []Action {
 	var ws unix.WaitStatus
 	childDone, childStopped := false, false
 	n := 0
+	start := time.Now()
 	empty := reaper.Reap(r.jobControl, func(pid int, status unix.WaitStatus) {
 		if status.Stopped() {
 			childStopped = childStopped || (pid == r.child && !r.reaped)
@@ -256,6 +281,8 @@ func (r *runner) reap() []Action {
 			r.Log.Warn("reaped a process that is not the child", "reaped_pid", pid, "status", describe(status))
 		}
 	})
+	now := time.Now()
+	r.pace.Scanned(start, now)
 	r.nreaped += n
 	if n > 0 && r.Recorder != nil {
 		r.Recorder.Reaped(n)
@@ -263,7 +290,6 @@ func (r *runner) reap() []Action {
 	if childStopped && !childDone {
 		r.suspend()
 	}
-	now := time.Now()
 	if childDone {
 		r.reclaimTerminal()
 		code := reaper.ExitCode(ws)
