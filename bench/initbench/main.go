@@ -54,7 +54,7 @@ var (
 		fwdRounds: 200, relays: 3,
 		shutRounds: 200,
 		settle:     10 * time.Millisecond,
-		reapNs:     []int{5000, 20000}, reapReps: 3,
+		reapNs:     []int{5000, 20000}, reapReps: 7,
 		idleSettle: 2 * time.Second, idleWindow: 10 * time.Second, idleWindows: 3,
 		deadlineRuns: 40, scrapers: 4,
 		flips: 200,
