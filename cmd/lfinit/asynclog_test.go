@@ -1,16 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/light-fabric/lfinit/internal/measure"
 )
 
 // BenchmarkSignalLogLine is one "signal received" line through slog and the
@@ -33,7 +33,7 @@ func BenchmarkSignalLogLine(b *testing.B) {
 // written in line after it reach the writer in the order they were written.
 func TestAsyncWriterKeepsOrderAcrossClose(t *testing.T) {
 	for _, queued := range []int{0, 1, 50} {
-		var out safeBuffer
+		var out measure.Buffer
 		w := newAsyncWriter(&out, 1024)
 		var want strings.Builder
 		for i := range queued {
@@ -84,7 +84,9 @@ func TestAsyncWriterInlineSkipsAFullPipe(t *testing.T) {
 	}
 	defer r.Close()
 	defer wr.Close()
-	fill(t, wr)
+	if err := measure.FillPipe(wr); err != nil {
+		t.Fatal(err)
+	}
 	w := newAsyncWriter(wr, 4)
 	w.Close(time.Second)
 	done := make(chan struct{})
@@ -107,42 +109,6 @@ func TestAsyncWriterInlineSkipsAFullPipe(t *testing.T) {
 	if w.Dropped() != 1 {
 		t.Errorf("a line to a pipe with room was dropped")
 	}
-}
-
-// fill writes to the pipe until it holds no more.
-func fill(t *testing.T, f *os.File) {
-	t.Helper()
-	fd := int(f.Fd())
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		t.Fatal(err)
-	}
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := syscall.Write(fd, chunk); err != nil {
-			break
-		}
-	}
-	if err := syscall.SetNonblock(fd, false); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// safeBuffer is a bytes.Buffer for one writer goroutine and one reader.
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // blockingWriter blocks every Write until release is closed.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/light-fabric/lfinit/internal/measure"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -82,7 +83,9 @@ func TestExitDoesNotWaitForAFullStderr(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rd.Close()
-			fillPipe(t, wr)
+			if err := measure.FillPipe(wr); err != nil {
+				t.Fatal(err)
+			}
 			cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", lfinitBin, "--log-level", level, "--", "sleep", "0.3")
 			cmd.Stderr = wr
 			if err := cmd.Start(); err != nil {
@@ -101,23 +104,5 @@ func TestExitDoesNotWaitForAFullStderr(t *testing.T) {
 				t.Fatal("lfinit did not exit: it waited on its full stderr")
 			}
 		})
-	}
-}
-
-// fillPipe writes to the pipe until it holds no more.
-func fillPipe(t *testing.T, f *os.File) {
-	t.Helper()
-	fd := int(f.Fd())
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		t.Fatal(err)
-	}
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := syscall.Write(fd, chunk); err != nil {
-			break
-		}
-	}
-	if err := syscall.SetNonblock(fd, false); err != nil {
-		t.Fatal(err)
 	}
 }
