@@ -99,6 +99,9 @@ func TestPhasesAreObservableEverywhere(t *testing.T) {
 	status := r.path("run/status.json")
 	addr := r.metricsAddr()
 	r.waitFile("ready")
+	// The helper can write its ready file before lfinit's writer has put
+	// the status at ready (an fsync later): the reader starts from there.
+	s := waitPhase(t, status, statusfile.Ready)
 
 	// The hammering reader: every read must parse; it records the phases seen.
 	var mu sync.Mutex
@@ -141,7 +144,6 @@ func TestPhasesAreObservableEverywhere(t *testing.T) {
 		}
 	}()
 
-	s := waitPhase(t, status, statusfile.Ready)
 	if !s.Ready || s.ChildPid == nil || s.StartedAt == nil || s.ReadyAt == nil || s.SignalAt != nil || s.Outcome != nil || s.Version != 1 {
 		t.Fatalf("ready status: %+v", s)
 	}
