@@ -8,9 +8,10 @@ import "time"
 // exiting one after another, a reap per SIGCHLD would rescan thousands of
 // live children to find each one. reapPace holds the scans to about a tenth
 // of the time: after a scan that took d, the next full reap waits until 9d
-// later (SIGCHLDs meanwhile only look at the child, in constant time), so
-// the orphans are reaped in batches. A small tree scans in microseconds,
-// so a normal run never waits.
+// later (the first SIGCHLD meanwhile looks only at the child, in constant
+// time; later ones wake nothing until that reap), so the orphans are
+// reaped in batches. A small tree scans in microseconds, so a normal run
+// never waits.
 type reapPace struct {
 	next time.Time // no full reap before this
 }
