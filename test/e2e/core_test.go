@@ -414,6 +414,26 @@ func TestThousandsOfOrphansLeaveNoZombie(t *testing.T) {
 	}
 }
 
+// TestChildExitInAStormOfOrphans: the child exits while thousands of its
+// orphans are exiting (full reaps are paced then, and SIGCHLD is not
+// listened to during a pause): lfinit still sees the exit, cleans up the
+// leftovers, reaps everything and exits with the child's code.
+func TestChildExitInAStormOfOrphans(t *testing.T) {
+	long(t)
+	t.Parallel()
+	r := startPID1(t, "HELPER", "-orphans", "3000", "-exit", "7")
+	if got := r.wait(20 * time.Second); got != 7 {
+		t.Fatalf("exit %d, want the child's 7", got)
+	}
+	log := r.stderr.String()
+	if !strings.Contains(log, "outcome=child-exited") {
+		t.Fatalf("no child-exited outcome:\n%s", log)
+	}
+	if n := logInt(t, log, "reaped"); n < 3001 {
+		t.Fatalf("reaped=%d, want every orphan and the child (3001)", n)
+	}
+}
+
 func TestStartsWithCleanSignalState(t *testing.T) {
 	t.Parallel()
 	needRoot(t)
