@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -253,7 +254,8 @@ func (r *report) reapSection(out *strings.Builder, rr reapRun, summarize bool) [
 		t.add(i.name, fmt.Sprint(len(s)), num(s.q(0.5), 0), num(slices.Min(s), 0), num(c.q(0.5), 2), num(slices.Max(c), 2), num(res.wakeups[i.name].q(0.5), 0),
 			ratio(s.q(0.5), best), ratio(s.q(0.5), rateOf(goInitName)), ratio(s.q(0.5), rateOf(goDepsInitName)))
 	}
-	fmt.Fprintf(out, "%s\nCPU is the init's own (all threads, from /proc/PID/task/*/schedstat), kernel time in wait4 included: wait4(-1) walks the list of live children, so every pass that ends a batch costs time in proportion to the orphans still alive. Context switches are the init's, during the reaping.\n\n", t.String())
+	fmt.Fprintf(out, "%s\nCPU is the init's own (all threads, from /proc/PID/task/*/schedstat), kernel time in wait4 included: wait4(-1) walks the list of children from the oldest and stops at the first zombie, so every pass that ends a batch costs time in proportion to the orphans still alive, and when orphans exit in another order than they were forked each reap walks past the live ones before it. Context switches are the init's, during the reaping.\n\n", t.String())
+	r.reapRuns(out, res)
 	lf, ok := res.rate["lfinit"]
 	if !summarize || !ok {
 		return nil
@@ -266,6 +268,29 @@ func (r *report) reapSection(out *strings.Builder, rr reapRun, summarize bool) [
 		{fmt.Sprintf("CPU per orphan, N=%d, %s, p50", n, short), num(cpu, 2) + " µs", num(bestCPU, 2) + " µs", ratio(cpu, bestCPU),
 			refCell(cpuOf(goInitName), cpu, 2, "µs"), refCell(cpuOf(goDepsInitName), cpu, 2, "µs"), fmt.Sprintf("≤ %.0f µs", cpuPerOrphan), verdict(cpu <= cpuPerOrphan, true)},
 	}
+}
+
+// reapRuns lists every run of each init, slowest first: on a small machine
+// the runs of one init can differ tenfold, and a p50 alone hides in which
+// mode they fell.
+func (r *report) reapRuns(out *strings.Builder, res reapResult) {
+	out.WriteString("Every run, slowest to fastest: orphans/s (CPU µs per orphan).\n\n")
+	for _, i := range r.inits {
+		rate, cpu := res.rate[i.name], res.cpu[i.name]
+		order := make([]int, len(rate))
+		for k := range order {
+			order[k] = k
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(rate[a], rate[b]) })
+		var runs []string
+		for _, k := range order {
+			runs = append(runs, fmt.Sprintf("%s (%s)", num(rate[k], 0), num(cpu[k], 1)))
+		}
+		if len(runs) > 0 {
+			fmt.Fprintf(out, "- %s: %s\n", i.name, strings.Join(runs, ", "))
+		}
+	}
+	out.WriteString("\n")
 }
 
 // idleSection writes the idle table and returns lfinit's summary rows.
