@@ -1,16 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/light-fabric/lfinit/internal/measure"
 )
@@ -37,13 +38,15 @@ func metricsAddr(in *instance) (string, error) {
 }
 
 // benchDeadline measures, runs times, how late after the hard_deadline
-// lfinit published the child (which ignores SIGTERM) is dead, as seen
-// through a pidfd, in ms. With scrapers > 0, metrics are on and that many
-// goroutines scrape /metrics in a tight loop meanwhile.
-func benchDeadline(lfinitBin, pauseBin, dir string, runs, scrapers int) (sample, error) {
+// lfinit published the child (which ignores SIGTERM) is dead, in ms, as
+// seen by bench/csrc/deathtime at real-time priority. With scrapers > 0,
+// metrics are on and that many goroutines scrape /metrics in a tight loop
+// meanwhile: they load the benchmark's own process too, which is why the
+// death is not timed here.
+func benchDeadline(lfinitBin, pauseBin, deathBin, dir string, runs, scrapers int) (sample, error) {
 	var res sample
 	for range runs {
-		late, err := deadlineOnce(lfinitBin, pauseBin, dir, scrapers)
+		late, err := deadlineOnce(lfinitBin, pauseBin, deathBin, dir, scrapers)
 		if err != nil {
 			return res, err
 		}
@@ -53,7 +56,7 @@ func benchDeadline(lfinitBin, pauseBin, dir string, runs, scrapers int) (sample,
 }
 
 // deadlineOnce is one run of benchDeadline.
-func deadlineOnce(lfinitBin, pauseBin, dir string, scrapers int) (float64, error) {
+func deadlineOnce(lfinitBin, pauseBin, deathBin, dir string, scrapers int) (float64, error) {
 	statusPath := filepath.Join(dir, "status.json")
 	os.Remove(statusPath)
 	prefix := []string{lfinitBin, "--status-file", statusPath, "--grace", "100ms", "--floor", "50ms"}
@@ -79,19 +82,17 @@ func deadlineOnce(lfinitBin, pauseBin, dir string, scrapers int) (float64, error
 	if len(kids) == 0 {
 		return 0, errors.New("lfinit's child is not there")
 	}
-	childfd, err := unix.PidfdOpen(kids[0], 0)
+	death, err := watchDeath(deathBin, kids[0])
 	if err != nil {
 		return 0, err
 	}
-	defer unix.Close(childfd)
-
 	stopScraping := measure.Scrape("http://"+addr+"/metrics", scrapers)
 	time.Sleep(50 * time.Millisecond) // let the scrapers get going
+	var dead time.Time
 	err = in.signal(syscall.SIGTERM)
 	if err == nil {
-		err = measure.WaitPidfd(childfd, 5*time.Second)
+		dead, err = death(5 * time.Second)
 	}
-	dead := time.Now()
 	stopScraping()
 	if err != nil {
 		return 0, err
@@ -110,6 +111,56 @@ func deadlineOnce(lfinitBin, pauseBin, dir string, scrapers int) (float64, error
 		return 0, fmt.Errorf("no hard_deadline in the status file (%v)", err)
 	}
 	return float64(dead.Sub(*st.HardDeadline)) / 1e6, nil
+}
+
+// watchDeath starts deathtime on pid and returns, once it watches, a
+// function that waits for the instant it saw pid die.
+func watchDeath(deathBin string, pid int) (func(time.Duration) (time.Time, error), error) {
+	cmd := exec.Command(deathBin, strconv.Itoa(pid))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	lines := make(chan string, 2)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func(timeout time.Duration) (string, error) {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return "", fmt.Errorf("deathtime exited: %v", cmd.Wait())
+			}
+			return l, nil
+		case <-time.After(timeout):
+			cmd.Process.Kill()
+			cmd.Wait()
+			return "", errors.New("deathtime saw no exit in time")
+		}
+	}
+	if l, err := next(5 * time.Second); err != nil || l != "ready" {
+		return nil, fmt.Errorf("deathtime did not start (%q, %v)", l, err)
+	}
+	return func(timeout time.Duration) (time.Time, error) {
+		l, err := next(timeout)
+		if err != nil {
+			return time.Time{}, err
+		}
+		cmd.Wait()
+		ns, err := strconv.ParseInt(l, 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("deathtime printed %q", l)
+		}
+		return time.Unix(0, ns), nil
+	}, nil
 }
 
 // benchFlip measures kill(SIGTERM) to the first 503 from /readyz (ms; an

@@ -56,7 +56,7 @@ var (
 		settle:     10 * time.Millisecond,
 		reapNs:     []int{5000, 20000}, reapReps: 7,
 		idleSettle: 2 * time.Second, idleWindow: 10 * time.Second, idleWindows: 3,
-		deadlineRuns: 40, scrapers: 4,
+		deadlineRuns: 200, scrapers: 4,
 		flips: 200,
 	}
 	quick = config{
@@ -180,6 +180,19 @@ func main() {
 		r.shutdown, err = benchShutdown(rng, withFloor(inits), cfg.shutRounds, cfg.settle, art.sigwait, art.pause)
 		return err
 	})
+	// Latencies, like the sections above: measured before the reaping
+	// storms rather than in their wake.
+	step("lfinit", func() error {
+		var err error
+		if r.deadlineOff, err = benchDeadline(art.lfinit, art.pause, art.deathtime, dir, cfg.deadlineRuns, 0); err != nil {
+			return err
+		}
+		if r.deadlineOn, err = benchDeadline(art.lfinit, art.pause, art.deathtime, dir, cfg.deadlineRuns, cfg.scrapers); err != nil {
+			return err
+		}
+		r.flip, r.flipRTT, err = benchFlip(art.lfinit, art.pause, cfg.flips)
+		return err
+	})
 	step("reap", func() error {
 		for _, burst := range []bool{false, true} {
 			for _, n := range cfg.reapNs {
@@ -210,17 +223,6 @@ func main() {
 		r.idleCands = cs
 		return err
 	})
-	step("lfinit", func() error {
-		var err error
-		if r.deadlineOff, err = benchDeadline(art.lfinit, art.pause, dir, cfg.deadlineRuns, 0); err != nil {
-			return err
-		}
-		if r.deadlineOn, err = benchDeadline(art.lfinit, art.pause, dir, cfg.deadlineRuns, cfg.scrapers); err != nil {
-			return err
-		}
-		r.flip, r.flipRTT, err = benchFlip(art.lfinit, art.pause, cfg.flips)
-		return err
-	})
 	r.loadEnd = loadavg()
 	r.took = time.Since(r.started)
 	text := r.String()
@@ -232,7 +234,7 @@ func main() {
 
 // artifacts are the binaries a run uses.
 type artifacts struct {
-	lfinit, gofloor, gofloorDeps, sigwait, pause, orphans string
+	lfinit, gofloor, gofloorDeps, sigwait, pause, orphans, deathtime string
 }
 
 // build makes lfinit as it ships (static, stripped), the Go floor with and
@@ -241,6 +243,7 @@ func build(root, dir, lfinitPath, tags string) (artifacts, error) {
 	a := artifacts{
 		lfinit: filepath.Join(dir, "lfinit"), gofloor: filepath.Join(dir, "gofloor"), gofloorDeps: filepath.Join(dir, "gofloor-deps"),
 		sigwait: filepath.Join(dir, "sigwait"), pause: filepath.Join(dir, "pause"), orphans: filepath.Join(dir, "orphans"),
+		deathtime: filepath.Join(dir, "deathtime"),
 	}
 	goBuild := func(out, pkg, tags string) error {
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-tags="+tags, "-o", out, pkg)
@@ -266,7 +269,7 @@ func build(root, dir, lfinitPath, tags string) (artifacts, error) {
 	if err := goBuild(a.gofloorDeps, "./bench/gofloor", strings.Trim(tags+",deps", ",")); err != nil {
 		return a, err
 	}
-	for _, c := range []string{"sigwait", "pause", "orphans"} {
+	for _, c := range []string{"sigwait", "pause", "orphans", "deathtime"} {
 		src := filepath.Join(root, "bench", "csrc", c+".c")
 		if b, err := exec.Command("gcc", "-static", "-O2", "-o", filepath.Join(dir, c), src).CombinedOutput(); err != nil {
 			return a, fmt.Errorf("gcc %s (is gcc with static glibc installed?): %v\n%s", src, err, b)
