@@ -112,8 +112,16 @@ func (c counter) close() {
 // reapResult is per init: orphans/s, and the init's CPU µs per orphan.
 type reapResult struct {
 	rate, cpu, wakeups map[string]sample
+	exits              sample // burst: the orphans' own exit rate, init stopped
 	method             string
 	burst              bool
+}
+
+// reapFigures are one run's: orphans reaped per second, the init's CPU µs
+// per orphan and context switches, and, in a burst run, how many orphans
+// a second exited while the init was stopped.
+type reapFigures struct {
+	rate, cpu, wakeups, exits float64
 }
 
 // benchReap releases n orphans at once under each init, reps times,
@@ -138,31 +146,34 @@ func benchReap(rng *rand.Rand, inits []initSpec, n, reps int, burst bool, orphan
 	}
 	for range reps {
 		for _, k := range shuffled(rng, cs) {
-			rate, cpu, wakeups, err := reapOnce(k, c, n, burst, orphansBin, dir)
+			f, err := reapOnce(k, c, n, burst, orphansBin, dir)
 			if err != nil {
 				return res, fmt.Errorf("reaping %d orphans under %s: %w", n, k.name, err)
 			}
-			res.rate[k.name] = append(res.rate[k.name], rate)
-			res.cpu[k.name] = append(res.cpu[k.name], cpu)
-			res.wakeups[k.name] = append(res.wakeups[k.name], wakeups)
+			res.rate[k.name] = append(res.rate[k.name], f.rate)
+			res.cpu[k.name] = append(res.cpu[k.name], f.cpu)
+			res.wakeups[k.name] = append(res.wakeups[k.name], f.wakeups)
+			if burst {
+				res.exits = append(res.exits, f.exits)
+			}
 		}
 	}
 	return res, nil
 }
 
 // reapOnce is one run of benchReap under one init.
-func reapOnce(k cand, c counter, n int, burst bool, orphansBin, dir string) (rate, cpuPer, wakeups float64, err error) {
+func reapOnce(k cand, c counter, n int, burst bool, orphansBin, dir string) (f reapFigures, err error) {
 	fifo := filepath.Join(dir, "release")
 	os.Remove(fifo)
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
-		return 0, 0, 0, err
+		return f, err
 	}
 	// Read-write, so that opening it does not wait for a reader, and
 	// close-on-exec, so that no init inherits a writer: the orphans' reads
 	// end together when this, the only writer, is closed.
 	fd, err := unix.Open(fifo, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, 0, 0, err
+		return f, err
 	}
 	released := false
 	defer func() {
@@ -181,17 +192,17 @@ func reapOnce(k cand, c counter, n int, burst bool, orphansBin, dir string) (rat
 		done := filepath.Join(dir, "done")
 		os.Remove(done)
 		if err := unix.Mkfifo(done, 0o600); err != nil {
-			return 0, 0, 0, err
+			return f, err
 		}
 		if doneFD, err = unix.Open(done, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0); err != nil {
-			return 0, 0, 0, err
+			return f, err
 		}
 		defer unix.Close(doneFD)
 		child = append(child, done)
 	}
 	in, err := start(k.prefix, child, startOpts{})
 	if err != nil {
-		return 0, 0, 0, err
+		return f, err
 	}
 	defer func() {
 		in.stop()
@@ -203,35 +214,37 @@ func reapOnce(k cand, c counter, n int, burst bool, orphansBin, dir string) (rat
 		}
 	}()
 	if _, err := in.expect("ready", 120*time.Second); err != nil {
-		return 0, 0, 0, err
+		return f, err
 	}
 	for deadline := time.Now().Add(10 * time.Second); c.left(in.pid) != n; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			return 0, 0, 0, fmt.Errorf("expected %d orphans waiting, counted %d", n, c.left(in.pid))
+			return f, fmt.Errorf("expected %d orphans waiting, counted %d", n, c.left(in.pid))
 		}
 	}
 	sleep(100 * time.Millisecond)
 	if burst {
 		if err := in.signal(unix.SIGSTOP); err != nil {
-			return 0, 0, 0, err
+			return f, err
 		}
 		if err := waitStopped(in.pid); err != nil {
-			return 0, 0, 0, err
+			return f, err
 		}
 		released = true
+		e0 := mono()
 		unix.Close(fd)
 		if err := readBytes(doneFD, n, 120*time.Second); err != nil {
-			return 0, 0, 0, err
+			return f, err
 		}
 		if err := c.allExited(120 * time.Second); err != nil {
-			return 0, 0, 0, err
+			return f, err
 		}
+		f.exits = float64(n) / (float64(mono()-e0) / 1e9)
 	}
 	cpu0, ctx0 := cpuNanos(in.pid), ctxSwitches(in.pid)
 	t0 := mono()
 	if burst {
 		if err := in.signal(unix.SIGCONT); err != nil {
-			return 0, 0, 0, err
+			return f, err
 		}
 	} else {
 		released = true
@@ -239,12 +252,13 @@ func reapOnce(k cand, c counter, n int, burst bool, orphansBin, dir string) (rat
 	}
 	for deadline := t0 + int64(120*time.Second); c.left(in.pid) > 0; sleep(100 * time.Microsecond) {
 		if mono() > deadline {
-			return 0, 0, 0, errors.New("orphans still unreaped after 120s")
+			return f, errors.New("orphans still unreaped after 120s")
 		}
 	}
 	t1 := mono()
 	cpu1, ctx1 := cpuNanos(in.pid), ctxSwitches(in.pid)
-	return float64(n) / (float64(t1-t0) / 1e9), float64(cpu1-cpu0) / 1e3 / float64(n), float64(ctx1 - ctx0), nil
+	f.rate, f.cpu, f.wakeups = float64(n)/(float64(t1-t0)/1e9), float64(cpu1-cpu0)/1e3/float64(n), float64(ctx1-ctx0)
+	return f, nil
 }
 
 // waitStopped waits until every thread of pid is stopped.

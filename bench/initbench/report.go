@@ -256,6 +256,9 @@ func (r *report) reapSection(out *strings.Builder, rr reapRun, summarize bool) [
 	}
 	fmt.Fprintf(out, "%s\nCPU is the init's own (all threads, from /proc/PID/task/*/schedstat), kernel time in wait4 included: wait4(-1) walks the list of children from the oldest and stops at the first zombie, so every pass that ends a batch costs time in proportion to the orphans still alive, and when orphans exit in another order than they were forked each reap walks past the live ones before it. Context switches are the init's, during the reaping.\n\n", t.String())
 	r.reapRuns(out, res)
+	if !res.burst {
+		r.exitPace(out, n)
+	}
 	lf, ok := res.rate["lfinit"]
 	if !summarize || !ok {
 		return nil
@@ -291,6 +294,20 @@ func (r *report) reapRuns(out *strings.Builder, res reapResult) {
 		}
 	}
 	out.WriteString("\n")
+}
+
+// exitPace says how fast the same n orphans exited in the burst runs, with
+// the init stopped and nothing reaping: the pace of the machine itself,
+// which bounds every init's rate while they exit.
+func (r *report) exitPace(out *strings.Builder, n int) {
+	for _, rr := range r.reap {
+		if rr.n != n || !rr.res.burst || len(rr.res.exits) == 0 {
+			continue
+		}
+		e := rr.res.exits
+		fmt.Fprintf(out, "The same %d orphans' exits alone (the burst runs, with the init stopped and nothing reaping): %s/s p50, slowest %s/s, fastest %s/s over %d runs. No init reaps faster than they exit.\n\n",
+			n, num(e.q(0.5), 0), num(slices.Min(e), 0), num(slices.Max(e), 0), len(e))
+	}
 }
 
 // idleSection writes the idle table and returns lfinit's summary rows.
