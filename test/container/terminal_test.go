@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/light-fabric/lfinit/internal/ttypane"
 )
 
 // `podman run -it` typed into through a real pseudo-terminal (tmux), with
@@ -97,63 +98,10 @@ func buildTTY() error {
 		map[string]string{"lfinit": "lfinit"})
 }
 
-// pane is a real pseudo-terminal: a tmux session of its own (a private
-// server socket per test), typed into with send-keys and read with
-// capture-pane, as a person at a terminal would.
-type pane struct {
-	t      *testing.T
-	socket string
-}
-
-// panes numbers the panes, for their sockets.
-var panes atomic.Int64
-
-// newPane runs shellCmd (through sh -c) in a fresh 120x40 terminal.
-func newPane(t *testing.T, shellCmd string) *pane {
+// newPane runs shellCmd in a real pseudo-terminal (a tmux session).
+func newPane(t *testing.T, shellCmd string) *ttypane.Pane {
 	t.Helper()
-	// A socket of its own each time: a server being killed by an earlier
-	// pane of the same name may still hold the old one.
-	p := &pane{t: t, socket: fmt.Sprintf("lfinit-ctr-%d-%d", os.Getpid(), panes.Add(1))}
-	p.tmux("new-session", "-d", "-s", "ctr", "-x", "120", "-y", "40", shellCmd)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screen:\n%s", p.screen())
-		}
-		exec.Command("tmux", "-L", p.socket, "kill-server").Run()
-	})
-	return p
-}
-
-func (p *pane) tmux(args ...string) {
-	p.t.Helper()
-	cmd := exec.Command("tmux", append([]string{"-L", p.socket}, args...)...)
-	cmd.Env = append(os.Environ(), "TERM=xterm")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
-	}
-}
-
-// keys types keys: text, or tmux key names such as Enter and C-z.
-func (p *pane) keys(keys ...string) {
-	p.t.Helper()
-	p.tmux(append([]string{"send-keys", "-t", "ctr"}, keys...)...)
-}
-
-// line types text and Enter.
-func (p *pane) line(text string) { p.t.Helper(); p.keys(text, "Enter") }
-
-func (p *pane) screen() string {
-	out, err := exec.Command("tmux", "-L", p.socket, "capture-pane", "-p", "-J", "-S", "-100", "-t", "ctr").CombinedOutput()
-	if err != nil {
-		return "(capture-pane: " + err.Error() + ")"
-	}
-	return string(out)
-}
-
-// waitFor waits until the screen shows text (count times).
-func (p *pane) waitFor(text string, count int) {
-	p.t.Helper()
-	waitFor(p.t, 30*time.Second, fmt.Sprintf("%q on the terminal", text), func() bool { return strings.Count(p.screen(), text) >= count })
+	return ttypane.New(t, shellCmd, 30*time.Second)
 }
 
 // podmanRunIt is the shell command line, for a pane, of `podman run --rm
@@ -256,10 +204,10 @@ func TestTerminalPodman(t *testing.T) {
 			cmd, c := podmanRunIt(t, append(ways[way], "/bin/cat")...)
 			p := newPane(t, cmd)
 			c.waitProc("cat", "reading in the terminal's foreground", inForeground)
-			p.line("hello-cat")
-			p.waitFor("hello-cat", 2) // the terminal's echo, then cat's
-			p.keys("C-d")
-			p.waitFor("PODMAN-EXIT=0", 1)
+			p.Line("hello-cat")
+			p.WaitFor("hello-cat", 2) // the terminal's echo, then cat's
+			p.Keys("C-d")
+			p.WaitFor("PODMAN-EXIT=0", 1)
 		})
 		// Ctrl-C reaches cat's group, not lfinit: cat's death by SIGINT
 		// is the exit code, and lfinit did not start a shutdown.
@@ -267,9 +215,9 @@ func TestTerminalPodman(t *testing.T) {
 			cmd, c := podmanRunIt(t, append(ways[way], "/bin/cat")...)
 			p := newPane(t, cmd)
 			c.waitProc("cat", "reading in the terminal's foreground", inForeground)
-			p.keys("C-c")
-			p.waitFor("PODMAN-EXIT=130", 1)
-			if s := p.screen(); !strings.Contains(s, "outcome=child-exited exit_code=130") {
+			p.Keys("C-c")
+			p.WaitFor("PODMAN-EXIT=130", 1)
+			if s := p.Screen(); !strings.Contains(s, "outcome=child-exited exit_code=130") {
 				t.Errorf("want lfinit's summary outcome=child-exited exit_code=130")
 			}
 		})
@@ -279,8 +227,8 @@ func TestTerminalPodman(t *testing.T) {
 			p := newPane(t, cmd)
 			c.waitProc("cat", "reading in the terminal's foreground", inForeground)
 			podman(t, "stop", "--time", "10", c.name)
-			p.waitFor("PODMAN-EXIT=143", 1)
-			if s := p.screen(); !strings.Contains(s, "outcome=graceful exit_code=143") {
+			p.WaitFor("PODMAN-EXIT=143", 1)
+			if s := p.Screen(); !strings.Contains(s, "outcome=graceful exit_code=143") {
 				t.Errorf("want lfinit's summary outcome=graceful exit_code=143")
 			}
 		})
@@ -292,13 +240,13 @@ func TestTerminalPodman(t *testing.T) {
 // session 1 and has the terminal; the shell leads a group of its own, which
 // holds the foreground), job control (Ctrl-Z, fg, Ctrl-C gives 130), and
 // exit 7 → podman run exits 7.
-func shellSession(t *testing.T, p *pane, c *ttyCtr, init string) {
-	p.waitFor("PROMPT$", 1)
-	p.line(`echo "ids pid1=$(cut -d' ' -f2,5-7 /proc/1/stat) sh=$$:$(cut -d' ' -f5-8 /proc/$$/stat)"`)
-	p.waitFor("ids pid1=", 2) // the typed line, then the output
+func shellSession(t *testing.T, p *ttypane.Pane, c *ttyCtr, init string) {
+	p.WaitFor("PROMPT$", 1)
+	p.Line(`echo "ids pid1=$(cut -d' ' -f2,5-7 /proc/1/stat) sh=$$:$(cut -d' ' -f5-8 /proc/$$/stat)"`)
+	p.WaitFor("ids pid1=", 2) // the typed line, then the output
 	var comm string
 	var pgrp1, sid1, tty1, shell, pgrp, sid, tty, tpgid int
-	screen := p.screen()
+	screen := p.Screen()
 	line := screen[strings.LastIndex(screen, "ids pid1="):]
 	if _, err := fmt.Sscanf(line, "ids pid1=%s %d %d %d sh=%d:%d %d %d %d", &comm, &pgrp1, &sid1, &tty1, &shell, &pgrp, &sid, &tty, &tpgid); err != nil {
 		t.Fatalf("reading %q: %v", line, err)
@@ -307,17 +255,17 @@ func shellSession(t *testing.T, p *pane, c *ttyCtr, init string) {
 	if comm != "("+init+")" || pgrp1 != 1 || sid1 != 1 || tty1 == 0 || pgrp != shell || sid != 1 || tty != tty1 || tpgid != shell {
 		t.Errorf("want PID 1 (%s) leading session 1 on a terminal, the shell leading its own group in the foreground", init)
 	}
-	p.line("sleep 100")
+	p.Line("sleep 100")
 	c.waitProc("sleep", "running in the terminal's foreground", inForeground)
-	p.keys("C-z")
-	p.waitFor("Stopped", 1)
+	p.Keys("C-z")
+	p.WaitFor("Stopped", 1)
 	c.waitProc("sleep", "stopped", func(s procStat) bool { return s.state == 'T' })
-	p.line("fg")
+	p.Line("fg")
 	c.waitProc("sleep", "running in the terminal's foreground again", inForeground)
-	p.keys("C-c")
+	p.Keys("C-c")
 	c.waitGone("sleep")
-	p.line("echo rc=$?")
-	p.waitFor("rc=130", 1)
-	p.line("exit 7")
-	p.waitFor("PODMAN-EXIT=7", 1)
+	p.Line("echo rc=$?")
+	p.WaitFor("rc=130", 1)
+	p.Line("exit 7")
+	p.WaitFor("PODMAN-EXIT=7", 1)
 }

@@ -6,75 +6,18 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/light-fabric/lfinit/internal/ttypane"
 )
 
-// pane is a real pseudo-terminal: a tmux session of its own (a private
-// server socket per test), typed into with send-keys and read with
-// capture-pane, as a person at a terminal would.
-type pane struct {
-	t      *testing.T
-	socket string
-}
-
-// panes numbers the panes, for their sockets.
-var panes atomic.Int64
-
-// newPane runs shellCmd (through sh -c) in a fresh 120x40 terminal.
-func newPane(t *testing.T, shellCmd string) *pane {
+// newPane runs shellCmd in a real pseudo-terminal (a tmux session).
+func newPane(t *testing.T, shellCmd string) *ttypane.Pane {
 	t.Helper()
 	needRoot(t)
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("terminal tests need tmux (scripts/install-deps installs it)")
-	}
-	// A socket of its own each time: a server being killed by an earlier
-	// pane of the same name may still hold the old one.
-	p := &pane{t: t, socket: fmt.Sprintf("lfinit-e2e-%d-%d", os.Getpid(), panes.Add(1))}
-	p.tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", shellCmd)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("screen:\n%s", p.screen())
-		}
-		exec.Command("tmux", "-L", p.socket, "kill-server").Run()
-	})
-	return p
-}
-
-func (p *pane) tmux(args ...string) string {
-	p.t.Helper()
-	cmd := exec.Command("tmux", append([]string{"-L", p.socket}, args...)...)
-	cmd.Env = append(os.Environ(), "TERM=xterm")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-// keys types keys: text, or tmux key names such as Enter and C-z.
-func (p *pane) keys(keys ...string) {
-	p.t.Helper()
-	p.tmux(append([]string{"send-keys", "-t", "e2e"}, keys...)...)
-}
-
-// line types text and Enter.
-func (p *pane) line(text string) { p.t.Helper(); p.keys(text, "Enter") }
-
-func (p *pane) screen() string {
-	out, err := exec.Command("tmux", "-L", p.socket, "capture-pane", "-p", "-S", "-100", "-t", "e2e").CombinedOutput()
-	if err != nil {
-		return "(capture-pane: " + err.Error() + ")"
-	}
-	return string(out)
-}
-
-// waitFor waits until the screen shows text (count times).
-func (p *pane) waitFor(text string, count int) {
-	p.t.Helper()
-	waitFor(p.t, 15*time.Second, fmt.Sprintf("%q on the terminal", text), func() bool { return strings.Count(p.screen(), text) >= count })
+	return ttypane.New(t, shellCmd, 15*time.Second)
 }
 
 // interactive is an interactive bash without the user's files, whose prompt is "PROMPT$ ".
@@ -87,21 +30,21 @@ func TestTerminalShellAsPID1(t *testing.T) {
 	long(t)
 	t.Parallel()
 	p := newPane(t, fmt.Sprintf("unshare --pid --fork --mount-proc %s -- %s; echo LFINIT-EXIT=$?; sleep 60", lfinitBin, interactive))
-	p.waitFor("PROMPT$", 1)
-	p.line("echo is-$((6*7))")
-	p.waitFor("is-42", 1)
-	p.line("sleep 100")
+	p.WaitFor("PROMPT$", 1)
+	p.Line("echo is-$((6*7))")
+	p.WaitFor("is-42", 1)
+	p.Line("sleep 100")
 	time.Sleep(300 * time.Millisecond)
-	p.keys("C-z")
-	p.waitFor("Stopped", 1)
-	p.line("fg")
-	p.waitFor("sleep 100", 3)
+	p.Keys("C-z")
+	p.WaitFor("Stopped", 1)
+	p.Line("fg")
+	p.WaitFor("sleep 100", 3)
 	time.Sleep(300 * time.Millisecond)
-	p.keys("C-c")
-	p.line("echo rc=$?")
-	p.waitFor("rc=130", 1)
-	p.line("exit 7")
-	p.waitFor("LFINIT-EXIT=7", 1)
+	p.Keys("C-c")
+	p.Line("echo rc=$?")
+	p.WaitFor("rc=130", 1)
+	p.Line("exit 7")
+	p.WaitFor("LFINIT-EXIT=7", 1)
 }
 
 // TestTerminalPythonREPL: a python3 REPL under lfinit as PID 1 prompts,
@@ -114,11 +57,11 @@ func TestTerminalPythonREPL(t *testing.T) {
 		t.Skip("no python3 (scripts/install-deps installs it)")
 	}
 	p := newPane(t, fmt.Sprintf("unshare --pid --fork --mount-proc %s -- %s -q; echo LFINIT-EXIT=$?; sleep 60", lfinitBin, py))
-	p.waitFor(">>>", 1)
-	p.keys("C-c")
-	p.waitFor("KeyboardInterrupt", 1)
-	p.line("exit(5)")
-	p.waitFor("LFINIT-EXIT=5", 1)
+	p.WaitFor(">>>", 1)
+	p.Keys("C-c")
+	p.WaitFor("KeyboardInterrupt", 1)
+	p.Line("exit(5)")
+	p.WaitFor("LFINIT-EXIT=5", 1)
 }
 
 // TestTerminalCat: cat under lfinit as PID 1 echoes a typed line and exits
@@ -127,10 +70,10 @@ func TestTerminalCat(t *testing.T) {
 	t.Parallel()
 	p := newPane(t, fmt.Sprintf("unshare --pid --fork --mount-proc %s -- cat; echo LFINIT-EXIT=$?; sleep 60", lfinitBin))
 	time.Sleep(300 * time.Millisecond)
-	p.line("hello-cat")
-	p.waitFor("hello-cat", 2) // the terminal's echo, then cat's
-	p.keys("C-d")
-	p.waitFor("LFINIT-EXIT=0", 1)
+	p.Line("hello-cat")
+	p.WaitFor("hello-cat", 2) // the terminal's echo, then cat's
+	p.Keys("C-d")
+	p.WaitFor("LFINIT-EXIT=0", 1)
 }
 
 // TestJobControlInAShell: lfinit as a job of an interactive shell (not
@@ -141,38 +84,38 @@ func TestJobControlInAShell(t *testing.T) {
 	long(t)
 	t.Parallel()
 	p := newPane(t, interactive)
-	p.waitFor("PROMPT$", 1)
-	p.line(lfinitBin + " --log-level warn -- cat")
+	p.WaitFor("PROMPT$", 1)
+	p.Line(lfinitBin + " --log-level warn -- cat")
 	time.Sleep(300 * time.Millisecond)
-	p.line("one")
-	p.waitFor("one", 2)
-	p.keys("C-z")
-	p.waitFor("Stopped", 1)
-	p.line("jobs -l; ps -o stat= -o comm= -p $(jobs -p); echo ps-done")
-	p.waitFor("ps-done", 2)
-	if s := p.screen(); !strings.Contains(s, "Stopped") || !regexpStopped(s, "lfinit") {
+	p.Line("one")
+	p.WaitFor("one", 2)
+	p.Keys("C-z")
+	p.WaitFor("Stopped", 1)
+	p.Line("jobs -l; ps -o stat= -o comm= -p $(jobs -p); echo ps-done")
+	p.WaitFor("ps-done", 2)
+	if s := p.Screen(); !strings.Contains(s, "Stopped") || !regexpStopped(s, "lfinit") {
 		t.Fatalf("lfinit is not stopped with its child:\n%s", s)
 	}
-	p.line("fg")
+	p.Line("fg")
 	time.Sleep(300 * time.Millisecond)
-	p.line("two")
-	p.waitFor("two", 2)
-	p.keys("C-d")
-	p.line("echo rc=$?")
-	p.waitFor("rc=0", 1)
+	p.Line("two")
+	p.WaitFor("two", 2)
+	p.Keys("C-d")
+	p.Line("echo rc=$?")
+	p.WaitFor("rc=0", 1)
 
-	p.line(lfinitBin + " --log-level warn -- sleep 100 &")
+	p.Line(lfinitBin + " --log-level warn -- sleep 100 &")
 	time.Sleep(500 * time.Millisecond)
-	p.line("kill -TSTP %1; sleep 0.5; jobs")
-	p.waitFor("Stopped", 2)
-	p.line("kill -CONT %1; sleep 0.5; jobs; echo jobs-done")
-	p.waitFor("jobs-done", 2)
+	p.Line("kill -TSTP %1; sleep 0.5; jobs")
+	p.WaitFor("Stopped", 2)
+	p.Line("kill -CONT %1; sleep 0.5; jobs; echo jobs-done")
+	p.WaitFor("jobs-done", 2)
 	waitFor(t, 10*time.Second, "the job running again", func() bool {
-		s := p.screen()
+		s := p.Screen()
 		return strings.Contains(s[strings.LastIndex(s, "kill -CONT"):], "Running")
 	})
-	p.line("kill %1; wait %1; echo rc=$?")
-	p.waitFor("rc=143", 1)
+	p.Line("kill %1; wait %1; echo rc=$?")
+	p.WaitFor("rc=143", 1)
 }
 
 // regexpStopped reports whether a ps line shows comm in state T.
@@ -206,10 +149,10 @@ func TestTerminalTermFromTheEngine(t *testing.T) {
 		pid, err = strconv.Atoi(rest[:strings.IndexAny(rest, ",}")])
 		return err == nil
 	})
-	p.line("before")
-	p.waitFor("before", 2)
+	p.Line("before")
+	p.WaitFor("before", 2)
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	p.waitFor("LFINIT-EXIT=143", 1)
+	p.WaitFor("LFINIT-EXIT=143", 1)
 }
