@@ -297,15 +297,15 @@ func (r *report) reapRuns(out *strings.Builder, res reapResult) {
 }
 
 // exitPace says how fast the same n orphans exited in the burst runs, with
-// the init stopped and nothing reaping: the pace of the machine itself,
-// which bounds every init's rate while they exit.
+// the init stopped and nothing reaping: how much the machine's own pace
+// varies between runs.
 func (r *report) exitPace(out *strings.Builder, n int) {
 	for _, rr := range r.reap {
 		if rr.n != n || !rr.res.burst || len(rr.res.exits) == 0 {
 			continue
 		}
 		e := rr.res.exits
-		fmt.Fprintf(out, "The same %d orphans' exits alone (the burst runs, with the init stopped and nothing reaping): %s/s p50, slowest %s/s, fastest %s/s over %d runs. No init reaps faster than they exit.\n\n",
+		fmt.Fprintf(out, "The same %d orphans' exits alone, in the burst runs below (the init stopped, nothing reaping; each orphan there also writes one byte to a FIFO as it exits, which is how the benchmark knows they all have): %s/s p50, slowest %s/s, fastest %s/s over %d runs. That spread is the machine's, with no init at work.\n\n",
 			n, num(e.q(0.5), 0), num(slices.Min(e), 0), num(slices.Max(e), 0), len(e))
 	}
 }
