@@ -3,6 +3,8 @@ package reaper
 import (
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -40,7 +42,7 @@ func TestParseStat(t *testing.T) {
 	}
 }
 
-func TestDescendants(t *testing.T) {
+func TestTreeAndLive(t *testing.T) {
 	procs := []Proc{
 		{Pid: 1, Ppid: 0, State: 'S'},
 		{Pid: 10, Ppid: 1, State: 'S'},  // lfinit
@@ -52,20 +54,20 @@ func TestDescendants(t *testing.T) {
 		{Pid: 21, Ppid: 20, State: 'S'},
 	}
 	got := map[int]bool{}
-	for _, p := range Descendants(procs, 10) {
+	for _, p := range Live(Tree(procs, 10)) {
 		got[p.Pid] = true
 	}
 	if len(got) != 3 || !got[11] || !got[12] || !got[14] {
-		t.Fatalf("Descendants(10) = %v, want 11 12 14", got)
+		t.Fatalf("Live(Tree(10)) = %v, want 11 12 14", got)
 	}
-	if n := len(Descendants(procs, 99)); n != 0 {
-		t.Fatalf("Descendants of a missing pid = %d", n)
+	if n := len(Tree(procs, 99)); n != 0 {
+		t.Fatalf("Tree of a missing pid = %d", n)
 	}
 }
 
 func TestTableSeesSelf(t *testing.T) {
 	self := os.Getpid()
-	for _, p := range Table("/proc") {
+	for _, p := range Table() {
 		if p.Pid == self {
 			if p.Ppid != os.Getppid() {
 				t.Fatalf("ppid = %d, want %d", p.Ppid, os.Getppid())
@@ -74,6 +76,55 @@ func TestTableSeesSelf(t *testing.T) {
 		}
 	}
 	t.Fatal("own pid not in /proc table")
+}
+
+// TestWalkFindsTheTreeOnly: Walk finds a child started from another
+// thread, a grandchild and a great-grandchild, the same tree a full
+// /proc scan finds, and nothing outside it (the test's parent, its
+// siblings).
+func TestWalkFindsTheTreeOnly(t *testing.T) {
+	if Method() != "children" {
+		t.Skip("this kernel keeps no children lists; Walk reads all of /proc")
+	}
+	started := make(chan int)
+	go func() {
+		runtime.LockOSThread() // a thread of its own: its children are listed under it
+		// A group of its own, so that the test ends all of it.
+		attr := &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Setpgid: true}}
+		pid, err := syscall.ForkExec("/bin/sh", []string{"sh", "-c", "sh -c 'sleep 30; :' & sleep 30; :"}, attr)
+		if err != nil {
+			pid = -1
+		}
+		started <- pid
+	}()
+	pid := <-started
+	if pid < 0 {
+		t.Fatal("cannot start sh")
+	}
+	defer func() {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, 0, nil)
+	}()
+	var walked []Proc
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		walked = Walk(os.Getpid())
+		if len(walked) >= 4 || time.Now().After(deadline) {
+			break
+		}
+	}
+	want := Tree(Table(), os.Getpid())
+	if len(walked) != 4 || len(want) != len(walked) {
+		t.Fatalf("Walk found %v; a scan of /proc finds %v (want sh, sleep, sh, sleep)", walked, want)
+	}
+	for _, p := range walked {
+		if !slices.Contains(want, p) && !slices.ContainsFunc(want, func(q Proc) bool { return q.Pid == p.Pid && q.Start == p.Start }) {
+			t.Errorf("Walk found %+v, which the scan does not", p)
+		}
+		if p.Pid == os.Getppid() {
+			t.Errorf("Walk found the test's parent")
+		}
+	}
 }
 
 // TestSubreaperReapsOrphanAndSignalsTree runs in a re-executed copy of the
@@ -110,10 +161,10 @@ func subreaperChild() {
 	if !shReaped {
 		fail("sh not reaped")
 	}
-	if n := len(Descendants(Table("/proc"), os.Getpid())); n != 1 {
+	if n := len(Live(Walk(os.Getpid()))); n != 1 {
 		fail("want the orphaned sleep as the one descendant")
 	}
-	if hit := SignalTree(false, syscall.SIGKILL, 0); len(hit) != 1 || hit[0].Comm != "sleep" {
+	if res := SignalTree(false, syscall.SIGKILL, 0); len(res.Hit) != 1 || res.Hit[0].Comm != "sleep" || len(res.Failed) != 0 {
 		fail("SignalTree signalled a wrong count")
 	}
 	for time.Now().Before(deadline) {

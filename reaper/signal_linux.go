@@ -3,7 +3,6 @@ package reaper
 import (
 	"errors"
 	"os"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -11,68 +10,113 @@ import (
 	"github.com/light-fabric/lfinit/forward"
 )
 
-// SignalTree sends sig to every live process of lfinit's tree and returns
-// the ones it signalled. group, when above 1, is the main child's pid, not
-// yet reaped: its process group and then the child itself are signalled
-// before anything else, so that this cheap, sure reach never waits for a
-// scan; what it hit shows in the scan as dying or zombie, and is listed.
-// As PID 1 the tree is the whole PID namespace, and kill(-1) reaches all of
-// it in one call (the kernel skips the caller). Anywhere else kill(-1)
-// would reach the whole machine, so the descendants are found in /proc and
-// signalled one by one, each through a pidfd checked to be the process
-// found.
-func SignalTree(pid1 bool, sig syscall.Signal, group int) []Proc {
-	self := os.Getpid()
+// Signalled is what one SignalTree round did.
+type Signalled struct {
+	Hit    []Proc    // signalled, or found already exiting
+	Failed []Failure // found alive, but the signal could not be sent
+}
+
+// Failure is a process of the tree that a signal could not reach.
+type Failure struct {
+	Proc
+	Err error
+}
+
+// errGone says a process exited (or its pid was recycled) before the
+// signal: nothing to send, nothing to report.
+var errGone = errors.New("gone")
+
+// SignalTree sends sig to every live process of lfinit's tree. group, when
+// above 1, is the main child's pid, not yet reaped: its process group and
+// then the child itself are signalled before anything else, so that this
+// cheap, sure reach waits for no discovery; what it hit shows as dying or
+// zombie, and is listed. As PID 1 the tree is the whole PID namespace, and
+// kill(-1) reaches all of it in one call (the kernel skips the caller).
+// Anywhere else kill(-1) would reach the whole machine, so the tree is
+// walked from lfinit down (Walk, whose cost is the tree's) and each
+// process signalled as it is found, a parent before its children are read.
+func SignalTree(pid1 bool, sig syscall.Signal, group int) Signalled {
 	if group > 1 {
 		forward.Deliver(group, forward.Group, sig)
 		forward.Deliver(group, forward.Child, sig)
 	}
+	var out Signalled
+	self := os.Getpid()
 	if pid1 {
 		if err := unix.Kill(-1, sig); err != nil {
-			return nil // ESRCH: nothing left to signal
+			return out // ESRCH: nothing left to signal
 		}
-		// Listed after the kill, so the kill is not delayed by the scan;
-		// the dying are listed with the live.
-		var hit []Proc
-		for _, p := range Table("/proc") {
+		// Listed after the kill, so the kill waits for no read; the dying
+		// are listed with the live.
+		for _, p := range Table() {
 			if p.Pid != self && p.State != 'X' {
-				hit = append(hit, p)
+				out.Hit = append(out.Hit, p)
 			}
 		}
-		return hit
+		return out
 	}
-	var hit []Proc
-	for _, p := range Tree(Table("/proc"), self) {
-		if p.State == 'Z' || p.State == 'X' || signalExact(p, sig) {
-			hit = append(hit, p)
+	walk(self, func(p Proc) {
+		if p.Exited() {
+			out.Hit = append(out.Hit, p)
+			return
 		}
-	}
-	return hit
+		switch err := signalExact(p, sig); {
+		case err == nil:
+			out.Hit = append(out.Hit, p)
+		case err != errGone:
+			out.Failed = append(out.Failed, Failure{p, err})
+		}
+	})
+	return out
 }
 
-// signalExact signals p only if the pid still names the process found.
-func signalExact(p Proc, sig syscall.Signal) bool {
+// signalExact signals p only if its pid still names the process found: a
+// pidfd pins the process, so after the identity check nothing can recycle
+// the pid. Where pidfds are missing or denied (a kernel older than 5.3, a
+// seccomp profile that answers ENOSYS, EPERM or EACCES), the identity is
+// checked and the pid signalled directly. Only ESRCH means gone.
+func signalExact(p Proc, sig syscall.Signal) error {
 	fd, err := unix.PidfdOpen(p.Pid, 0)
-	if errors.Is(err, unix.ENOSYS) {
-		// A kernel older than 5.3: check the identity, then kill by pid.
-		if same(p) {
-			return unix.Kill(p.Pid, sig) == nil
-		}
-		return false
+	if err == unix.ESRCH {
+		return errGone
 	}
 	if err != nil {
-		return false // gone already
+		return killChecked(p, sig)
 	}
 	defer unix.Close(fd)
-	// The pidfd pins one process; if it is the one found, signal it.
 	if !same(p) {
-		return false
+		return errGone
 	}
-	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
+	switch err := unix.PidfdSendSignal(fd, sig, nil, 0); err {
+	case nil:
+		return nil
+	case unix.ESRCH:
+		return errGone
+	default:
+		return killChecked(p, sig) // the call itself denied
+	}
 }
 
-// same reports whether p.Pid still names the process p (same start time).
+// killChecked signals p by pid once it is still the process found. The
+// pid can be recycled only once the process is reaped, and lfinit reaps
+// its own children in the goroutine that runs this, so the window is a
+// grandchild's parent reaping it between the check and the kill.
+func killChecked(p Proc, sig syscall.Signal) error {
+	if !same(p) {
+		return errGone
+	}
+	switch err := unix.Kill(p.Pid, sig); err {
+	case nil:
+		return nil
+	case unix.ESRCH:
+		return errGone
+	default:
+		return err
+	}
+}
+
+// same reports whether p.Pid still names the live process p (same start time).
 func same(p Proc) bool {
-	now, ok := readProc("/proc", strconv.Itoa(p.Pid))
-	return ok && now.Start == p.Start
+	now, ok := Read(p.Pid)
+	return ok && now.Start == p.Start && !now.Exited()
 }

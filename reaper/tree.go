@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Proc is one line of the process table, as read from /proc/PID/stat.
@@ -14,6 +15,9 @@ type Proc struct {
 	Start     uint64 // start time in clock ticks since boot: with Pid, an identity
 	Comm      string // the command name, as ps shows it
 }
+
+// Exited reports whether p had exited when it was read (a zombie).
+func (p Proc) Exited() bool { return p.State == 'Z' || p.State == 'X' }
 
 // ParseStat decodes the fields lfinit needs from the text of /proc/PID/stat.
 // The command name may hold spaces and parentheses, so fields are counted
@@ -40,41 +44,138 @@ func ParseStat(text string) (Proc, bool) {
 	return Proc{Pid: pid, Ppid: ppid, State: f[0][0], Start: start, Comm: text[open+1 : end]}, true
 }
 
-// Table reads every process visible in procDir (normally /proc).
-func Table(procDir string) []Proc {
-	entries, err := os.ReadDir(procDir)
-	if err != nil {
-		return nil
-	}
-	procs := make([]Proc, 0, len(entries))
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		if p, ok := readProc(procDir, e.Name()); ok {
-			procs = append(procs, p)
-		}
-	}
-	return procs
-}
+// procDir is where the kernel shows the processes of lfinit's PID namespace.
+const procDir = "/proc"
 
-func readProc(procDir, pid string) (Proc, bool) {
-	b, err := os.ReadFile(filepath.Join(procDir, pid, "stat"))
+// Read reads one process; false if it is gone.
+func Read(pid int) (Proc, bool) {
+	b, err := os.ReadFile(filepath.Join(procDir, strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return Proc{}, false
 	}
 	return ParseStat(string(b))
 }
 
-// Descendants returns the live (not zombie) processes below root in procs.
-func Descendants(procs []Proc, root int) []Proc {
+// Table reads every process of the PID namespace. Its cost is the
+// namespace's: lfinit reads it only as the namespace's PID 1.
+func Table() []Proc {
+	entries, err := os.ReadDir(procDir)
+	if err != nil {
+		return nil
+	}
+	procs := make([]Proc, 0, len(entries))
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := Read(pid); ok {
+			procs = append(procs, p)
+		}
+	}
+	return procs
+}
+
+// Walk returns every process below root, zombies included, found through
+// the children lists of root and of each process below it
+// (/proc/PID/task/TID/children): its cost is the tree's, whatever else the
+// host runs. A process that exits or is re-parented while the walk runs
+// may be missed; callers that must reach all repeat the walk. On a kernel
+// without children lists it falls back to reading all of /proc.
+func Walk(root int) []Proc {
+	var out []Proc
+	walk(root, func(p Proc) { out = append(out, p) })
+	return out
+}
+
+// Live returns the processes of procs that had not exited when read.
+func Live(procs []Proc) []Proc {
 	var live []Proc
-	for _, p := range Tree(procs, root) {
-		if p.State != 'Z' && p.State != 'X' {
+	for _, p := range procs {
+		if !p.Exited() {
 			live = append(live, p)
 		}
 	}
 	return live
+}
+
+// Method names how Walk finds a tree on this kernel, for the logs and the
+// status file: "children" (each process's children lists) or "proc-scan".
+func Method() string {
+	if hasChildren() {
+		return "children"
+	}
+	return "proc-scan"
+}
+
+// walk calls visit for each process below root, a parent before its
+// children: a visitor that signals stops a forking parent before its
+// children are read.
+func walk(root int, visit func(Proc)) {
+	if !hasChildren() {
+		for _, p := range Tree(Table(), root) {
+			visit(p)
+		}
+		return
+	}
+	seen := map[int]bool{root: true}
+	queue := []int{root}
+	for len(queue) > 0 {
+		parent := queue[0]
+		queue = queue[1:]
+		for _, pid := range children(parent) {
+			if seen[pid] {
+				continue
+			}
+			// A pid whose parent is another now exited and was re-parented
+			// (or was recycled) since the list was read: not visited here.
+			p, ok := Read(pid)
+			if !ok || p.Ppid != parent {
+				continue
+			}
+			seen[pid] = true
+			visit(p)
+			queue = append(queue, pid)
+		}
+	}
+}
+
+// children lists the children of pid: those of each of its threads.
+func children(pid int) []int {
+	dir := filepath.Join(procDir, strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "children"))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+var (
+	childrenOnce sync.Once
+	childrenOK   bool
+)
+
+// hasChildren reports whether the kernel keeps children lists
+// (CONFIG_PROC_CHILDREN, on in every common distribution's kernel).
+func hasChildren() bool {
+	childrenOnce.Do(func() {
+		tid := strconv.Itoa(os.Getpid())
+		_, err := os.Stat(filepath.Join(procDir, tid, "task", tid, "children"))
+		childrenOK = err == nil
+	})
+	return childrenOK
 }
 
 // Tree returns every process below root in procs, zombies included.

@@ -69,4 +69,10 @@ type Status struct {
 	// (readlink /proc/self/ns/pid) and start time (field 22 of /proc/PID/stat).
 	PidNamespace  *string `json:"pid_namespace"`
 	PidStartTicks *uint64 `json:"pid_start_ticks"`
+	// NotSignalled counts the processes of the tree a signal could not reach.
+	NotSignalled int `json:"not_signalled"`
+	// TreeMethod is how lfinit finds and signals its tree: "kill-1" as
+	// PID 1, else "children" (each process's children lists) or
+	// "proc-scan" (a kernel without them).
+	TreeMethod string `json:"tree_method"`
 }

@@ -16,6 +16,7 @@ var schemaKeys = []string{
 	"pid", "child_pid", "started_at", "ready_at", "signal_at",
 	"grace_deadline", "hard_deadline", "phase_since", "updated_at",
 	"remaining_seconds", "killed", "reaped", "still_running", "pid_namespace", "pid_start_ticks",
+	"not_signalled", "tree_method",
 }
 
 // topLevelKeys returns the keys of the JSON object b, in document order.

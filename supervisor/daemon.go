@@ -42,8 +42,8 @@ type pidfileRead struct {
 // the machine what is wrong with it.
 func (r *runner) readPidfile() []Action {
 	b, err := r.readPidfileBounded()
-	procs := reaper.Table("/proc")
-	pid, problem := checkPidfile(b, err, procs)
+	tree := reaper.Walk(r.self)
+	pid, problem := checkPidfile(b, err, tree, r.self, reaper.Read)
 	now := time.Now()
 	if problem != "" {
 		if problem != r.pidfile.problem {
@@ -61,7 +61,7 @@ func (r *runner) readPidfile() []Action {
 			r.Log.Warn("the daemon does not lead a process group; forwarding to it alone", "daemon_pid", pid, "pgid", pgid)
 		}
 	}
-	r.Log.Debug("following the daemon named in the pidfile", "path", r.Pidfile, "daemon_pid", pid, "cmd", comm(procs, pid))
+	r.Log.Debug("following the daemon named in the pidfile", "path", r.Pidfile, "daemon_pid", pid, "cmd", comm(tree, pid))
 	return r.m.Adopt(now)
 }
 
@@ -98,8 +98,8 @@ func readHead(path string) ([]byte, error) {
 }
 
 // checkPidfile checks what a read of the pidfile returned, and the
-// process it names on procs.
-func checkPidfile(b []byte, err error, procs []reaper.Proc) (int, string) {
+// process it names on lfinit's tree (self's); read looks up the others.
+func checkPidfile(b []byte, err error, tree []reaper.Proc, self int, read func(int) (reaper.Proc, bool)) (int, string) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return 0, "does not exist"
@@ -110,7 +110,7 @@ func checkPidfile(b []byte, err error, procs []reaper.Proc) (int, string) {
 	if err != nil {
 		return 0, err.Error()
 	}
-	return pid, Adoptable(procs, os.Getpid(), pid)
+	return pid, Adoptable(tree, self, pid, read)
 }
 
 // pidfileFailed logs why no daemon can be followed.
@@ -121,7 +121,9 @@ func (r *runner) pidfileFailed(problem string) {
 
 // signalTree delivers a forward meant for every process of the tree.
 func (r *runner) signalTree(sig syscall.Signal) error {
-	if len(reaper.SignalTree(r.PID1, sig, 0)) == 0 {
+	res := reaper.SignalTree(r.PID1, sig, 0)
+	r.report(res.Failed, sig)
+	if len(res.Hit) == 0 {
 		return errChildGone // nothing left to signal: nothing to report
 	}
 	return nil

@@ -37,26 +37,29 @@ func ParsePidfile(content []byte) (int, error) {
 	return pid, nil
 }
 
-// Adoptable checks, on the process table procs, that pid may become the
-// main process of lfinit (whose pid is self): a live process of lfinit's
-// tree and lfinit's own child (a daemon re-parented to it), so its exit
-// status reaches lfinit and its pid cannot be recycled before lfinit reaps
-// it. It returns "" or what is wrong.
-func Adoptable(procs []reaper.Proc, self, pid int) string {
+// Adoptable checks, on lfinit's tree (the processes below self, whose
+// pid is lfinit's), that pid may become the main process of lfinit: a
+// live process of the tree and lfinit's own child (a daemon re-parented
+// to it), so its exit status reaches lfinit and its pid cannot be
+// recycled before lfinit reaps it. read looks up a process outside the
+// tree, for the message. It returns "" or what is wrong.
+func Adoptable(tree []reaper.Proc, self, pid int, read func(int) (reaper.Proc, bool)) string {
 	if pid == self {
 		return fmt.Sprintf("names lfinit itself (pid %d)", pid)
 	}
-	byPid := make(map[int]reaper.Proc, len(procs))
-	for _, p := range procs {
+	byPid := make(map[int]reaper.Proc, len(tree))
+	for _, p := range tree {
 		byPid[p.Pid] = p
 	}
 	p, ok := byPid[pid]
-	switch {
-	case !ok:
+	if !ok {
+		if other, found := read(pid); found {
+			return fmt.Sprintf("names pid %d (%s), which is not in lfinit's tree: lfinit never follows or signals a process it did not start", pid, other.Comm)
+		}
 		return fmt.Sprintf("names pid %d, which does not exist", pid)
-	case !inTree(procs, self, pid):
-		return fmt.Sprintf("names pid %d (%s), which is not in lfinit's tree: lfinit never follows or signals a process it did not start", pid, p.Comm)
-	case p.State == 'Z' || p.State == 'X':
+	}
+	switch {
+	case p.Exited():
 		return fmt.Sprintf("names pid %d (%s), which has exited", pid, p.Comm)
 	case p.Ppid != self:
 		parent := byPid[p.Ppid]
@@ -64,13 +67,4 @@ func Adoptable(procs []reaper.Proc, self, pid int) string {
 			pid, p.Comm, p.Ppid, parent.Comm)
 	}
 	return ""
-}
-
-func inTree(procs []reaper.Proc, self, pid int) bool {
-	for _, p := range reaper.Tree(procs, self) {
-		if p.Pid == pid {
-			return true
-		}
-	}
-	return false
 }

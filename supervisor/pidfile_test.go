@@ -90,15 +90,30 @@ func TestAdoptable(t *testing.T) {
 		999:  "does not exist",
 	}
 	for pid, want := range cases {
-		got := Adoptable(procs, self, pid)
+		got := Adoptable(treeOf(procs, self), self, pid, outside(procs))
 		if (want == "") != (got == "") || !strings.Contains(got, want) {
 			t.Errorf("Adoptable(%d) = %q, want %q", pid, got, want)
 		}
 	}
 }
 
+// treeOf is what reaper.Walk(self) would find on procs.
+func treeOf(procs []reaper.Proc, self int) []reaper.Proc { return reaper.Tree(procs, self) }
+
+// outside is a lookup of procs, for the processes Adoptable does not find in the tree.
+func outside(procs []reaper.Proc) func(int) (reaper.Proc, bool) {
+	return func(pid int) (reaper.Proc, bool) {
+		for _, p := range procs {
+			if p.Pid == pid {
+				return p, true
+			}
+		}
+		return reaper.Proc{}, false
+	}
+}
+
 func TestCheckPidfile(t *testing.T) {
-	procs := []reaper.Proc{{Pid: os.Getpid(), Ppid: 1, State: 'S', Comm: "self"}, {Pid: 4242, Ppid: os.Getpid(), State: 'S', Comm: "daemon"}}
+	tree := []reaper.Proc{{Pid: 4242, Ppid: os.Getpid(), State: 'S', Comm: "daemon"}}
 	cases := []struct {
 		b       string
 		err     error
@@ -112,7 +127,7 @@ func TestCheckPidfile(t *testing.T) {
 		{"4243\n", nil, 4243, "does not exist"},
 	}
 	for _, c := range cases {
-		pid, problem := checkPidfile([]byte(c.b), c.err, procs)
+		pid, problem := checkPidfile([]byte(c.b), c.err, tree, os.Getpid(), outside(nil))
 		if (problem == "") != (c.problem == "") || !strings.Contains(problem, c.problem) || (c.problem == "" && pid != c.pid) {
 			t.Errorf("checkPidfile(%q, %v) = %d, %q; want %d, %q", c.b, c.err, pid, problem, c.pid, c.problem)
 		}

@@ -104,8 +104,11 @@ type runner struct {
 	start      time.Time
 	readyAt    time.Time
 	phaseSince time.Time
-	killed     []reaper.Proc
+	killed     []reaper.Proc // every process SIGKILLed, once each
+	killedSet  map[reaper.Proc]bool
 	leftovers  int             // processes the child left behind that got SIGTERM
+	unsignaled map[int]bool    // processes a signal could not reach, reported once each
+	treeMethod string          // how the tree is found (statusfile.Status.TreeMethod)
 	tty        *spawn.Terminal // lfinit's controlling terminal, nil without one
 	jobControl bool            // not PID 1 and on a terminal: stop when the child stops
 	nreaped    int
@@ -320,12 +323,16 @@ func (r *runner) startChild() error {
 		return err
 	}
 	r.child = pid
+	r.treeMethod = "kill-1"
+	if !r.PID1 {
+		r.treeMethod = reaper.Method()
+	}
 	if err := forward.IgnoreUnrelayable(); err != nil {
 		r.Log.Warn("cannot ignore SIGRTMIN and signal 32; they would kill lfinit when it is not PID 1", "err", err)
 	}
 	r.Log.Debug("started", "pid", os.Getpid(), "child_pid", pid, "cmd", r.Argv[0], "pid1", r.PID1, "terminal", r.tty != nil,
 		"grace_seconds", seconds(r.Budget.Grace), "floor_seconds", seconds(r.Budget.Floor),
-		"drain_delay_seconds", seconds(r.Budget.DrainDelay), "forward_to", r.Target.String())
+		"drain_delay_seconds", seconds(r.Budget.DrainDelay), "forward_to", r.Target.String(), "tree_method", r.treeMethod)
 	return nil
 }
 
@@ -338,9 +345,10 @@ func (r *runner) apply(acts []Action) (int, bool) {
 		case ActForward:
 			r.forward(a)
 		case ActTermTree:
-			n := len(reaper.SignalTree(r.PID1, a.Signal, 0))
-			r.leftovers += n
-			r.Log.Debug("terminating leftovers of the child", "signal", "SIGTERM", "processes", n)
+			res := reaper.SignalTree(r.PID1, a.Signal, 0)
+			r.leftovers += len(res.Hit)
+			r.report(res.Failed, a.Signal)
+			r.Log.Debug("terminating leftovers of the child", "signal", "SIGTERM", "leftovers", len(res.Hit))
 		case ActKillTree:
 			r.kill(a.Signal)
 		case ActReadPidfile:
@@ -441,21 +449,62 @@ func (r *runner) deliver(a Action) error {
 }
 
 // kill sends sig (SIGKILL) to the whole tree, the child's group first
-// while the child is not reaped (the cheapest, surest reach).
+// while the child is not reaped (the cheapest, surest reach). The machine
+// repeats it until the tree is empty; the first round is logged at WARN,
+// later ones only at debug, and killed counts each process once.
 func (r *runner) kill(sig syscall.Signal) {
 	group := 0
 	if !r.reaped {
 		group = r.child
 	}
-	hit := reaper.SignalTree(r.PID1, sig, group)
-	first := r.killed == nil
+	res := reaper.SignalTree(r.PID1, sig, group)
+	first := r.killedSet == nil
+	fresh := r.addKilled(res.Hit)
+	r.report(res.Failed, sig)
 	if first {
-		r.killed = append([]reaper.Proc{}, hit...)
 		r.dirty = true
+		r.line(slog.LevelWarn, "hard deadline: killed the process tree", "signal", forward.Name(sig), "killed", len(fresh),
+			"child_alive", !r.reaped, "still_running", names(fresh, 10))
+		return
 	}
-	if first || len(hit) > 0 {
-		r.line(slog.LevelWarn, "hard deadline: killed the process tree", "signal", forward.Name(sig), "processes", len(hit),
-			"child_alive", !r.reaped, "still_running", names(hit, 10))
+	if len(fresh) > 0 {
+		r.dirty = true
+		if r.logs(slog.LevelDebug) {
+			r.line(slog.LevelDebug, "hard deadline: killed more of the tree", "killed", len(fresh), "still_running", names(fresh, 10))
+		}
+	}
+}
+
+// addKilled records the processes of hit not already killed, and returns them.
+func (r *runner) addKilled(hit []reaper.Proc) []reaper.Proc {
+	if r.killedSet == nil {
+		r.killedSet = make(map[reaper.Proc]bool, len(hit))
+	}
+	var fresh []reaper.Proc
+	for _, p := range hit {
+		id := reaper.Proc{Pid: p.Pid, Start: p.Start} // state and name may change between rounds
+		if !r.killedSet[id] {
+			r.killedSet[id] = true
+			fresh = append(fresh, p)
+		}
+	}
+	r.killed = append(r.killed, fresh...)
+	return fresh
+}
+
+// report warns, once per process, of those a signal could not reach: the
+// tree is then not what lfinit promises, and the final records say so.
+func (r *runner) report(failed []reaper.Failure, sig syscall.Signal) {
+	for _, f := range failed {
+		if r.unsignaled[f.Pid] {
+			continue
+		}
+		if r.unsignaled == nil {
+			r.unsignaled = map[int]bool{}
+		}
+		r.unsignaled[f.Pid], r.dirty = true, true
+		r.line(slog.LevelWarn, "cannot signal a process of lfinit's tree; it may outlive lfinit", "signal", forward.Name(sig),
+			"target_pid", f.Pid, "cmd", f.Comm, "err", f.Err)
 	}
 }
 
@@ -494,7 +543,11 @@ func (r *runner) summary(s statusfile.Status, code int, total time.Duration) []a
 	if r.m.ShuttingDown() {
 		attrs = append(attrs, "shutdown_duration_seconds", seconds(time.Since(r.m.Timeline().SignalAt)))
 	}
-	attrs = append(attrs, "killed", len(r.killed), "leftovers", r.leftovers, "reaped", r.nreaped, "pid", r.self)
+	attrs = append(attrs, "killed", len(r.killed), "leftovers", r.leftovers, "reaped", r.nreaped)
+	if len(r.unsignaled) > 0 {
+		attrs = append(attrs, "not_signalled", len(r.unsignaled))
+	}
+	attrs = append(attrs, "pid", r.self)
 	if r.child > 0 {
 		attrs = append(attrs, "child_pid", r.child)
 	}
@@ -507,7 +560,7 @@ func (r *runner) finalLevel() slog.Level {
 	switch {
 	case r.m.Outcome() == statusfile.Failed:
 		return slog.LevelError
-	case r.m.Outcome() == statusfile.DeadlineExceeded || len(r.killed) > 0:
+	case r.m.Outcome() == statusfile.DeadlineExceeded || len(r.killed) > 0 || len(r.unsignaled) > 0:
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo
@@ -566,6 +619,9 @@ func (r *runner) snapshot() statusfile.Status {
 		UpdatedAt:  now,
 		Killed:     len(r.killed),
 		Reaped:     r.nreaped,
+		// Not signalled: counted once each, whichever signal missed.
+		NotSignalled: len(r.unsignaled),
+		TreeMethod:   r.treeMethod,
 	}
 	if r.child > 0 {
 		s.ChildPid = &r.child

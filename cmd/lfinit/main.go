@@ -202,7 +202,7 @@ func (p *prepared) start(c *config, log *slog.Logger, logOut *asyncWriter) (obs 
 func newMetrics(c *config, logOut *asyncWriter, publisher *statusfile.Publisher) *metrics.Metrics {
 	src := metrics.Sources{
 		// Counted at scrape time only: a /proc scan is no work for the loop.
-		LiveChildren:    func() int { return len(reaper.Descendants(reaper.Table("/proc"), os.Getpid())) },
+		LiveChildren:    func() int { return len(reaper.Live(reaper.Walk(os.Getpid()))) },
 		LogLinesDropped: logOut.Dropped,
 	}
 	if publisher != nil {

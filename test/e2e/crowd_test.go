@@ -1,0 +1,152 @@
+package e2e
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/internal/crowd"
+)
+
+// crowdSize is the count of unrelated processes beside lfinit: a large node.
+func crowdSize() int { return scale(15000, 3000) }
+
+// TestDeadlineHoldsOnACrowdedHost: with thousands of unrelated processes
+// in lfinit's /proc and four clients scraping /metrics without pause,
+// every deadline stop ends within its budget, leaves nothing of lfinit's
+// tree and touches nothing of the crowd; not PID 1 (the host's /proc),
+// and as PID 1 with the crowd outside its namespace. Not parallel: the
+// crowd would slow every other test's reads of /proc.
+func TestDeadlineHoldsOnACrowdedHost(t *testing.T) {
+	long(t)
+	needRoot(t)
+	bin, err := crowd.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := crowd.Start(bin, crowdSize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Kill)
+	for trial := 0; trial < 6; trial++ {
+		crowdedDeadlineStop(t, trial == 5)
+	}
+	if dead, err := c.Stop(); dead != 0 || err != nil {
+		t.Fatalf("%d processes of the crowd died meanwhile (%v): lfinit signalled outside its tree", dead, err)
+	}
+}
+
+// crowdedDeadlineStop is one trial: a child that ignores TERM with a
+// daemon of its own that does too, stopped with TERM while scraped.
+func crowdedDeadlineStop(t *testing.T, pid1 bool) {
+	const budget = 1250 * time.Millisecond // --grace=1s --floor=250ms
+	r := start(t, pid1, []string{"--grace=1s", "--floor=250ms", "--metrics-addr=127.0.0.1:0", "--status-file=DIR/status.json",
+		"--", "HELPER", "-die-on", "", "-daemon", "DIR/daemon.pid", "-daemon-ignore-term", "-ready-file", "DIR/ready"})
+	r.waitFile("ready")
+	addr := r.metricsAddr()
+	daemon := readPid(t, r.path("daemon.pid")) // as PID 1: the namespace's pid
+	stop, took := scrapers(t, "http://"+addr+"/metrics", 4)
+	r.lfinitPid() // found before the clock starts: the search reads all of /proc
+	sent := time.Now()
+	r.signal(syscall.SIGTERM)
+	elapsed := r.exited(10 * time.Second).Sub(sent)
+	code := r.wait(10 * time.Second)
+	stop()
+	if code != 1 {
+		t.Fatalf("pid1=%v: exit %d after a deadline stop, want 1", pid1, code)
+	}
+	if elapsed > budget+100*time.Millisecond {
+		t.Errorf("pid1=%v: the deadline stop took %v, budget %v + 100ms", pid1, elapsed, budget)
+	}
+	// As PID 1 the kernel ends the namespace with lfinit; the status says
+	// whether lfinit killed the daemon itself.
+	if !pid1 && alive(daemon) {
+		t.Errorf("pid1=%v: the daemon %d outlived lfinit", pid1, daemon)
+	}
+	s := readStatus(t, r.path("status.json"))
+	want := map[bool]string{true: "kill-1", false: "children"}[pid1]
+	if s.Killed < 2 || s.NotSignalled != 0 || s.TreeMethod != want {
+		t.Errorf("pid1=%v: status killed=%d not_signalled=%d tree_method=%q, want >= 2, 0, %q", pid1, s.Killed, s.NotSignalled, s.TreeMethod, want)
+	}
+	if med := median(took()); med > 50*time.Millisecond {
+		t.Errorf("pid1=%v: median scrape %v with %d processes on the host", pid1, med, crowdSize())
+	}
+	t.Logf("pid1=%v: deadline stop in %v (budget %v; final status written after %v), median scrape %v", pid1, elapsed, budget, s.UpdatedAt.Sub(*s.SignalAt), median(took()))
+}
+
+// exited waits, on lfinit's pidfd, until lfinit exits and returns when:
+// the instant lfinit is gone, not when the test has read its pipes.
+func (r *run) exited(limit time.Duration) time.Time {
+	r.t.Helper()
+	fds := []unix.PollFd{{Fd: int32(r.pidfd), Events: unix.POLLIN}}
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
+		n, err := unix.Poll(fds, int(limit/time.Millisecond))
+		if n == 1 {
+			return time.Now()
+		}
+		if err != nil && err != unix.EINTR {
+			r.t.Fatalf("poll lfinit's pidfd: %v", err)
+		}
+	}
+	r.t.Fatalf("lfinit still running after %v", limit)
+	return time.Time{}
+}
+
+// scrapers starts n clients that GET url without pause; stop ends them,
+// took lists how long each scrape took.
+func scrapers(t *testing.T, url string, n int) (stop func(), took func() []time.Duration) {
+	var (
+		mu    sync.Mutex
+		times []time.Duration
+		wg    sync.WaitGroup
+	)
+	done := make(chan struct{})
+	client := &http.Client{Timeout: 5 * time.Second}
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				t0 := time.Now()
+				resp, err := client.Get(url)
+				if err != nil {
+					time.Sleep(time.Millisecond) // lfinit has exited
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				mu.Lock()
+				times = append(times, time.Since(t0))
+				mu.Unlock()
+			}
+		}()
+	}
+	var once sync.Once
+	stop = func() { once.Do(func() { close(done); wg.Wait() }) }
+	t.Cleanup(stop)
+	return stop, func() []time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(times)
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
+}
