@@ -120,9 +120,9 @@ func start(t *testing.T, pid1 bool, lfinitArgs []string) *run {
 	return startWith(t, pid1, lfinitArgs, nil)
 }
 
-// startWith starts lfinit with extra environment variables and, as PID 1,
-// an optional wrapper that runs first in the new namespace and then execs
-// lfinit (so lfinit is still PID 1).
+// startWith starts lfinit with extra environment variables and an
+// optional wrapper that runs first (as PID 1, in the new namespace) and
+// then execs lfinit (so lfinit keeps the wrapper's pid).
 func startWith(t *testing.T, pid1 bool, lfinitArgs, env []string, wrapper ...string) *run {
 	t.Helper()
 	needRoot(t)
@@ -135,7 +135,8 @@ func startWith(t *testing.T, pid1 bool, lfinitArgs, env []string, wrapper ...str
 		prefix := append([]string{"--pid", "--fork", "--mount-proc"}, wrapper...)
 		r.cmd = exec.Command("unshare", append(append(prefix, lfinitBin), args...)...)
 	} else {
-		r.cmd = exec.Command(lfinitBin, args...)
+		argv := append(append(append([]string{}, wrapper...), lfinitBin), args...)
+		r.cmd = exec.Command(argv[0], argv[1:]...)
 	}
 	r.cmd.Env = append(os.Environ(), env...)
 	if !setsVerbosity(env) {

@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// denyPidfd builds testdata/denypidfd.c, the wrapper that runs lfinit
+// with pidfd_open and pidfd_send_signal denied.
+func denyPidfd(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "denypidfd")
+	if out, err := exec.Command("gcc", "-O2", "-o", bin, "testdata/denypidfd.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc denypidfd.c (scripts/install-deps installs gcc): %v\n%s", err, out)
+	}
+	return bin
+}
+
+// leftoversScript starts two processes that ignore TERM, each in a session
+// of its own (out of the child's group), writes their pids, and exits 0.
+const leftoversScript = `: > "$1"
+for i in 1 2; do
+	setsid -f sh -c 'trap "" TERM; echo $$ >> "$1"; exec sleep 1000 </dev/null >/dev/null 2>&1' sh "$1"
+done
+while [ "$(wc -l < "$1")" -lt 2 ]; do sleep 0.01; done
+`
+
+// TestLeftoversUnderASeccompProfileWithoutPidfd: where a seccomp filter
+// answers the pidfd calls with EPERM (older container profiles) or ENOSYS,
+// lfinit (not PID 1) still TERMs what the child left behind, SIGKILLs it
+// one floor later, counts both, and leaves nothing running.
+func TestLeftoversUnderASeccompProfileWithoutPidfd(t *testing.T) {
+	t.Parallel()
+	deny := denyPidfd(t)
+	for _, errno := range []syscall.Errno{syscall.EPERM, syscall.ENOSYS} {
+		r := startWith(t, false, []string{"--floor=300ms", "--status-file=DIR/status.json", "--", "sh", "-c", leftoversScript, "sh", "DIR/pids"},
+			nil, deny, strconv.Itoa(int(errno)))
+		if code := r.wait(10 * time.Second); code != 0 {
+			t.Fatalf("%v: exit %d, want the child's 0", errno, code)
+		}
+		pids := readPids(t, r.path("pids"))
+		for _, pid := range pids {
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("%v: leftover %d still runs after lfinit exited", errno, pid)
+			}
+		}
+		s := readStatus(t, r.path("status.json"))
+		log := r.stderr.String()
+		if s.Killed != 2 || s.NotSignalled != 0 || !strings.Contains(log, "leftovers=2") {
+			t.Errorf("%v: killed=%d not_signalled=%d (want 2, 0), log:\n%s", errno, s.Killed, s.NotSignalled, log)
+		}
+	}
+}
+
+// TestDeadlineUnderASeccompProfileWithoutPidfd: the hard deadline holds
+// with the pidfd calls denied, for the child and a daemon of its own.
+func TestDeadlineUnderASeccompProfileWithoutPidfd(t *testing.T) {
+	t.Parallel()
+	r := startWith(t, false, []string{"--grace=500ms", "--floor=250ms", "--status-file=DIR/status.json",
+		"--", "HELPER", "-die-on", "", "-daemon", "DIR/daemon.pid", "-daemon-ignore-term", "-ready-file", "DIR/ready"},
+		nil, denyPidfd(t), strconv.Itoa(int(syscall.EPERM)))
+	r.waitFile("ready")
+	daemon := readPid(t, r.path("daemon.pid"))
+	sent := time.Now()
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(10 * time.Second); code != 1 {
+		t.Fatalf("exit %d after a deadline stop, want 1", code)
+	}
+	between(t, "deadline stop", time.Since(sent), 700*time.Millisecond, 2*time.Second)
+	if alive(daemon) {
+		syscall.Kill(daemon, syscall.SIGKILL)
+		t.Errorf("the daemon %d outlived lfinit", daemon)
+	}
+	if s := readStatus(t, r.path("status.json")); s.Killed != 2 || s.NotSignalled != 0 {
+		t.Errorf("killed=%d not_signalled=%d, want 2, 0", s.Killed, s.NotSignalled)
+	}
+}
+
+func readPids(t *testing.T, path string) []int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("%s: %q is not a pid", path, f)
+		}
+		pids = append(pids, n)
+	}
+	return pids
+}
