@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"time"
+
+	"github.com/light-fabric/lfinit/internal/netaddr"
 )
 
 // Check is a check that the child answers: a TCP connect or an HTTP
@@ -21,19 +22,20 @@ type Check struct {
 	Timeout  time.Duration // of one attempt (default 1s)
 }
 
-// ParseReadyTCP validates a --ready-tcp address.
+// ParseReadyTCP validates a --ready-tcp address: one a connection can
+// ever reach (a port from 1 to 65535, a host that parses).
 func ParseReadyTCP(addr string) error {
-	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
-		return fmt.Errorf("%q is not HOST:PORT (e.g. 127.0.0.1:8080)", addr)
+	if err := netaddr.CheckHostPort(addr, netaddr.Connect); err != nil {
+		return fmt.Errorf("%v (e.g. 127.0.0.1:8080)", err)
 	}
 	return nil
 }
 
-// ParseReadyHTTP validates a --ready-http URL.
+// ParseReadyHTTP validates a --ready-http URL, its host and port as
+// ParseReadyTCP does.
 func ParseReadyHTTP(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http:// or https:// URL (e.g. http://127.0.0.1:8080/healthz)", raw)
+	if _, err := netaddr.CheckURL(raw); err != nil {
+		return fmt.Errorf("%v (e.g. http://127.0.0.1:8080/healthz)", err)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("ParseReadyTCP(%q) = %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"8080", "127.0.0.1", "127.0.0.1:", ""} {
+	for _, bad := range []string{"8080", "127.0.0.1", "127.0.0.1:", "", "localhost:99999", "127.0.0.1:0", "bad_host!:80"} {
 		if err := ParseReadyTCP(bad); err == nil {
 			t.Errorf("ParseReadyTCP(%q) accepted", bad)
 		}
@@ -25,7 +25,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("ParseReadyHTTP(%q) = %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"127.0.0.1:8080", "ftp://x/", "http://", "http:///path"} {
+	for _, bad := range []string{"127.0.0.1:8080", "ftp://x/", "http://", "http:///path", "http://127.0.0.1:99999/x", "http://:99999/"} {
 		if err := ParseReadyHTTP(bad); err == nil {
 			t.Errorf("ParseReadyHTTP(%q) accepted", bad)
 		}
