@@ -69,4 +69,8 @@ type Status struct {
 	// (readlink /proc/self/ns/pid) and start time (field 22 of /proc/PID/stat).
 	PidNamespace  *string `json:"pid_namespace"`
 	PidStartTicks *uint64 `json:"pid_start_ticks"`
+	// ReadyError is why the last readiness attempt failed (--ready-tcp,
+	// --ready-http), e.g. "127.0.0.1:8080 refuses connections"; null
+	// without a check and once it passed.
+	ReadyError *string `json:"ready_error"`
 }

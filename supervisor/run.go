@@ -113,6 +113,7 @@ type runner struct {
 	pidfile    pidfileState // --pidfile's reads (daemon.go)
 	pace       reapPace     // spaces out full reaps in a storm of orphans
 	reapLater  bool         // a SIGCHLD waits for pace's next full reap
+	probe      probeState   // the readiness check's reports (probe.go)
 }
 
 // Run starts the child and supervises it until lfinit must exit; it returns
@@ -131,7 +132,7 @@ func Run(c Config) int {
 	var ready <-chan struct{}
 	stopProbe := func() {}
 	if c.Readiness != nil {
-		ready, stopProbe = c.Readiness.Watch()
+		ready, r.probe.reports, stopProbe = c.Readiness.Watch()
 	}
 	defer stopProbe()
 	if code, done := r.apply(r.m.Started(time.Now(), c.Readiness == nil)); done {
@@ -182,6 +183,8 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) int {
 			acts = r.reap()
 		case <-timer.C:
 			acts = r.m.Tick(untilDue(r.m))
+		case rep := <-r.probe.reports:
+			r.probeReport(rep)
 		case <-ready:
 			ready = nil
 			acts = r.m.MarkReady(time.Now())
@@ -566,6 +569,7 @@ func (r *runner) snapshot() statusfile.Status {
 		UpdatedAt:  now,
 		Killed:     len(r.killed),
 		Reaped:     r.nreaped,
+		ReadyError: r.probe.lastError(),
 	}
 	if r.child > 0 {
 		s.ChildPid = &r.child
