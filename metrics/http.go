@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/light-fabric/lfinit/internal/netaddr"
 )
 
 // Probe bodies, allocated once: the probes are polled every few seconds for
@@ -117,14 +119,8 @@ func Listen(addr string) (net.Listener, error) {
 			err: err,
 		}
 	}
-	// Numeric only: a service name ("http") would be looked up in
-	// /etc/services, which a scratch image may not have, and a failed
-	// lookup reads like a DNS error.
-	if _, perr := strconv.ParseUint(port, 10, 16); perr != nil {
-		return nil, &listenError{
-			msg: fmt.Sprintf("invalid metrics address %q: port %q is not a number from 0 to 65535", addr, port),
-			err: perr,
-		}
+	if perr := netaddr.CheckPort(port, netaddr.Listen); perr != nil {
+		return nil, &listenError{msg: fmt.Sprintf("invalid metrics address %q: %v", addr, perr), err: perr}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), listenTimeout)
 	defer cancel()

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"time"
+
+	"github.com/light-fabric/lfinit/internal/netaddr"
 )
 
 // Check is a check that the child answers: a TCP connect or an HTTP
@@ -21,19 +22,20 @@ type Check struct {
 	Timeout  time.Duration // of one attempt (default 1s)
 }
 
-// ParseReadyTCP validates a --ready-tcp address.
+// ParseReadyTCP validates a --ready-tcp address: one a connection can
+// ever reach (a port from 1 to 65535, a host that parses).
 func ParseReadyTCP(addr string) error {
-	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
-		return fmt.Errorf("%q is not HOST:PORT (e.g. 127.0.0.1:8080)", addr)
+	if err := netaddr.CheckHostPort(addr, netaddr.Connect); err != nil {
+		return fmt.Errorf("%v (e.g. 127.0.0.1:8080)", err)
 	}
 	return nil
 }
 
-// ParseReadyHTTP validates a --ready-http URL.
+// ParseReadyHTTP validates a --ready-http URL, its host and port as
+// ParseReadyTCP does.
 func ParseReadyHTTP(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http:// or https:// URL (e.g. http://127.0.0.1:8080/healthz)", raw)
+	if _, err := netaddr.CheckURL(raw); err != nil {
+		return fmt.Errorf("%v (e.g. http://127.0.0.1:8080/healthz)", err)
 	}
 	return nil
 }
@@ -46,11 +48,19 @@ func (r *Check) String() string {
 	return "tcp " + r.TCP
 }
 
-// Watch starts checking in the background. The channel is closed once the
-// check passes; stop ends the checking (idempotent).
-func (r *Check) Watch() (ready <-chan struct{}, stop func()) {
+// Watch starts checking in the background. ready is closed once the check
+// passes; reports tells why it has not yet, when the reason changes and
+// when a reminder is due (see Report), and a last time with no error when
+// it passes; it must be read until stop. stop ends the checking (idempotent).
+func (r *Check) Watch() (ready <-chan struct{}, reports <-chan Report, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan struct{})
+	readyCh, reportCh := make(chan struct{}), make(chan Report)
+	go r.watch(ctx, readyCh, reportCh)
+	return readyCh, reportCh, cancel
+}
+
+// watch makes an attempt every interval until one passes or ctx ends.
+func (r *Check) watch(ctx context.Context, ready chan<- struct{}, reports chan<- Report) {
 	interval, timeout := r.Interval, r.Timeout
 	if interval <= 0 {
 		interval = 100 * time.Millisecond
@@ -59,42 +69,58 @@ func (r *Check) Watch() (ready <-chan struct{}, stop func()) {
 		timeout = time.Second
 	}
 	client := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
-	go func() {
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			if r.once(ctx, client, timeout) {
-				close(ch)
-				return
-			}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	rem := newReminder(time.Now())
+	for {
+		err := r.once(ctx, client, timeout)
+		if ctx.Err() != nil {
+			return
+		}
+		why := ""
+		if err != nil {
+			why = r.describe(err, timeout)
+		}
+		if rep, ok := rem.next(why, time.Now()); ok {
 			select {
+			case reports <- rep:
 			case <-ctx.Done():
 				return
-			case <-tick.C:
 			}
 		}
-	}()
-	return ch, cancel
+		if err == nil {
+			close(ready)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
-func (r *Check) once(ctx context.Context, client *http.Client, timeout time.Duration) bool {
+// once makes one attempt: nil when the child answered.
+func (r *Check) once(ctx context.Context, client *http.Client, timeout time.Duration) error {
 	if r.HTTP == "" {
 		d := net.Dialer{Timeout: timeout}
 		conn, err := d.DialContext(ctx, "tcp", r.TCP)
 		if err != nil {
-			return false
+			return err
 		}
-		conn.Close()
-		return true
+		return conn.Close()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.HTTP, nil)
 	if err != nil {
-		return false
+		return err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return false
+		return err
 	}
 	resp.Body.Close()
-	return resp.StatusCode >= 200 && resp.StatusCode < 400
+	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+		return statusError(resp.StatusCode)
+	}
+	return nil
 }

@@ -13,6 +13,9 @@ func Describe(s Status, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "phase:      %s (for %s)\n", s.Phase, round(now.Sub(s.PhaseSince)))
 	fmt.Fprintf(&b, "ready:      %v\n", s.Ready)
+	if s.ReadyError != nil {
+		fmt.Fprintf(&b, "ready error: %s\n", *s.ReadyError)
+	}
 	fmt.Fprintf(&b, "lfinit pid: %d\n", s.Pid)
 	if s.ChildPid != nil {
 		fmt.Fprintf(&b, "child pid:  %d\n", *s.ChildPid)

@@ -37,6 +37,19 @@ func TestDescribeStopped(t *testing.T) {
 	}
 }
 
+func TestDescribeStartingWithAReadyError(t *testing.T) {
+	now := time.Now()
+	why := "127.0.0.1:8080 refuses connections"
+	s := Status{Phase: Starting, ReadyError: &why, PhaseSince: now, UpdatedAt: now}
+	if out := Describe(s, now); !strings.Contains(out, "ready error: "+why+"\n") {
+		t.Errorf("Describe lacks the last probe error:\n%s", out)
+	}
+	s.ReadyError = nil
+	if out := Describe(s, now); strings.Contains(out, "ready error") {
+		t.Errorf("Describe without a probe error:\n%s", out)
+	}
+}
+
 func TestProbes(t *testing.T) {
 	alive := func(pid int) bool { return pid == 1 }
 	for _, tc := range []struct {

@@ -75,4 +75,8 @@ type Status struct {
 	// PID 1, else "children" (each process's children lists) or
 	// "proc-scan" (a kernel without them).
 	TreeMethod string `json:"tree_method"`
+	// ReadyError is why the last readiness attempt failed (--ready-tcp,
+	// --ready-http), e.g. "127.0.0.1:8080 refuses connections"; null
+	// without a check and once it passed.
+	ReadyError *string `json:"ready_error"`
 }

@@ -17,6 +17,7 @@ var schemaKeys = []string{
 	"grace_deadline", "hard_deadline", "phase_since", "updated_at",
 	"remaining_seconds", "killed", "reaped", "still_running", "pid_namespace", "pid_start_ticks",
 	"not_signalled", "tree_method",
+	"ready_error",
 }
 
 // topLevelKeys returns the keys of the JSON object b, in document order.
@@ -94,7 +95,7 @@ func TestSchemaNullsBeforeKnown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"outcome", "exit_code", "reason", "signal", "child_pid", "started_at",
-		"ready_at", "signal_at", "grace_deadline", "hard_deadline", "remaining_seconds", "still_running"} {
+		"ready_at", "signal_at", "grace_deadline", "hard_deadline", "remaining_seconds", "still_running", "ready_error"} {
 		if string(m[k]) != "null" {
 			t.Errorf("%s = %s, want null", k, m[k])
 		}

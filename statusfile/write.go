@@ -61,6 +61,7 @@ func (s Status) clone() Status {
 	c.Signal = copyOf(s.Signal)
 	c.ChildPid = copyOf(s.ChildPid)
 	c.RemainingSeconds = copyOf(s.RemainingSeconds)
+	c.ReadyError = copyOf(s.ReadyError)
 	c = c.utc() // fresh time pointers
 	if s.StillRunning != nil {
 		c.StillRunning = append([]string(nil), s.StillRunning...)

@@ -116,6 +116,7 @@ type runner struct {
 	pidfile    pidfileState // --pidfile's reads (daemon.go)
 	pace       reapPace     // spaces out full reaps in a storm of orphans
 	reapLater  bool         // a SIGCHLD waits for pace's next full reap
+	probe      probeState   // the readiness check's reports (probe.go)
 }
 
 // Run starts the child and supervises it until lfinit must exit; it returns
@@ -134,7 +135,7 @@ func Run(c Config) int {
 	var ready <-chan struct{}
 	stopProbe := func() {}
 	if c.Readiness != nil {
-		ready, stopProbe = c.Readiness.Watch()
+		ready, r.probe.reports, stopProbe = c.Readiness.Watch()
 	}
 	defer stopProbe()
 	if code, done := r.apply(r.m.Started(time.Now(), c.Readiness == nil)); done {
@@ -185,6 +186,8 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) int {
 			acts = r.reap()
 		case <-timer.C:
 			acts = r.m.Tick(untilDue(r.m))
+		case rep := <-r.probe.reports:
+			r.probeReport(rep)
 		case <-ready:
 			ready = nil
 			acts = r.m.MarkReady(time.Now())
@@ -622,6 +625,7 @@ func (r *runner) snapshot() statusfile.Status {
 		// Not signalled: counted once each, whichever signal missed.
 		NotSignalled: len(r.unsignaled),
 		TreeMethod:   r.treeMethod,
+		ReadyError:   r.probe.lastError(),
 	}
 	if r.child > 0 {
 		s.ChildPid = &r.child

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -44,21 +45,21 @@ func options(c *config) []option {
 		{"exit-map", exitMap{*def(&o.ExitMap, map[int]int{})}, "remap the child's exit code FROM=TO (repeatable)"},
 		{"rewrite", rewriteValue{*def(&o.Rewrite, map[syscall.Signal]syscall.Signal{})}, "the child gets signal TO when lfinit receives FROM (FROM:TO, TO 0 drops it; repeatable)"},
 		{"parent-death-signal", signalValue{sig: def(&c.parentDeath, 0)}, "signal lfinit sends itself when its parent exits (not as PID 1)"},
-		{"pidfile", stringValue{def(&o.Pidfile, "")}, "once COMMAND exits 0, follow the daemon whose pid is in this file"},
+		{"pidfile", checkedValue{stringValue{def(&o.Pidfile, "")}, checkPidfile}, "once COMMAND exits 0, follow the daemon whose pid is in this file"},
 		{"pidfile-timeout", durationValue{def(&o.PidfileTimeout, supervisor.PidfileTimeoutDefault)}, "how long to wait for --pidfile to name a daemon after COMMAND exits 0"},
 		{"wait-for", choiceValue{def(&c.waitFor, "child"), []string{"child", "tree"}}, "what the run lasts for: child (COMMAND) or tree (until every process of the tree is gone)"},
 		{"warn-on-reap", boolValue{def(&c.warnOnReap, false)}, "log at WARN every reaped process that is not the child"},
 		{"status-file", stringValue{def(&c.statusFile, "")}, "JSON status file, replaced atomically at every transition"},
-		{"metrics-addr", stringValue{def(&c.metricsAddr, "")}, "serve /metrics, /readyz and /livez on this address (off when empty)"},
-		{"ready-tcp", stringValue{def(&c.readyTCP, "")}, "stay starting until HOST:PORT accepts a connection"},
-		{"ready-http", stringValue{def(&c.readyHTTP, "")}, "stay starting until this URL answers 2xx/3xx"},
+		{"metrics-addr", checkedValue{stringValue{def(&c.metricsAddr, "")}, checkMetrics}, "serve /metrics, /readyz and /livez on this address (off when empty)"},
+		{"ready-tcp", checkedValue{stringValue{def(&c.readyTCP, "")}, checkReadyTCP}, "stay starting until HOST:PORT accepts a connection"},
+		{"ready-http", checkedValue{stringValue{def(&c.readyHTTP, "")}, checkReadyHTTP}, "stay starting until this URL answers 2xx/3xx"},
 		{"termination-log", stringValue{def(&c.termLog, "")}, "final summary file, or none (default /dev/termination-log when it exists)"},
 		{"stop-timeout", durationValue{def(&c.stopTimeout, 0)}, "the orchestrator's stop timeout, 0 for none: refuse to start when grace+floor+allowance exceeds it"},
 		{"allowance", durationValue{def(&c.allowance, budget.DefaultAllowance)}, "margin kept below --stop-timeout"},
 		{"log-format", choiceValue{def(&c.logFormat, "text"), []string{"text", "json"}}, "log format: text or json"},
 		{"log-level", choiceValue{def(&c.level, "info"), []string{"debug", "info", "warn", "error"}}, "log level: debug, info, warn or error"},
-		{"push-gateway", stringValue{def(&c.push.gateway, "")}, "push the final metrics to this Pushgateway URL at exit (off when empty)"},
-		{"push-job", stringValue{def(&c.push.job, DefaultPushJob)}, "the job name of the push"},
+		{"push-gateway", checkedValue{stringValue{def(&c.push.gateway, "")}, checkGateway}, "push the final metrics to this Pushgateway URL at exit (off when empty)"},
+		{"push-job", checkedValue{stringValue{def(&c.push.job, DefaultPushJob)}, checkPushJob}, "the job name of the push"},
 		{"push-grouping", *def(&c.push.grouping, labelList{map[string]string{}}), "grouping label NAME=VALUE of the push, on top of pod and namespace (repeatable)"},
 		{"push-timeout", durationValue{def(&c.push.timeout, DefaultPushTimeout)}, "cap on the whole push, retries included; counts in the budget"},
 		{"help", boolValue{def(&c.help, false)}, "show this help"},
@@ -108,10 +109,11 @@ func (v boolValue) String() string {
 
 func (v boolValue) Set(s string) error {
 	b, err := strconv.ParseBool(s)
-	if err == nil {
-		*v.b = b
+	if err != nil {
+		return fmt.Errorf("%q is not a boolean (true or false)", s)
 	}
-	return err
+	*v.b = b
+	return nil
 }
 
 // IsBoolFlag lets --name stand without a value.

@@ -56,6 +56,9 @@ func truncateRunes(s string, n int) string {
 	return s[:n]
 }
 
+// boolFor is the flag package's message for a bad switch value.
+var boolFor = regexp.MustCompile(`^invalid boolean value ("(?:[^"\\]|\\.)*") for -([\w-]+):`)
+
 // flagError rewrites a flag package error in lfinit's terms: "--name"
 // rather than "-name", and for an unknown option the closest known one.
 func flagError(fs *flag.FlagSet, err error) string {
@@ -69,6 +72,10 @@ func flagError(fs *flag.FlagSet, err error) string {
 		return out
 	}
 	msg = strings.Replace(msg, "flag -", "--", 1)
+	// A switch's error reads "invalid boolean value %q for -name: …".
+	if m := boolFor.FindStringSubmatch(msg); m != nil {
+		msg = "invalid value " + m[1] + " for " + dashed(m[2]) + ":" + msg[len(m[0]):]
+	}
 	return strings.Replace(msg, "not defined: -", "not defined: --", 1)
 }
 

@@ -333,15 +333,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 func (c *config) checkObservability() error {
 	switch {
 	case c.readyTCP != "" && c.readyHTTP != "":
+		// Each value was checked as it was set (checks.go).
 		return usagef("--ready-tcp and --ready-http exclude each other: choose one")
-	case c.readyTCP != "":
-		if err := readiness.ParseReadyTCP(c.readyTCP); err != nil {
-			return usagef("invalid --ready-tcp: %v", err)
-		}
-	case c.readyHTTP != "":
-		if err := readiness.ParseReadyHTTP(c.readyHTTP); err != nil {
-			return usagef("invalid --ready-http: %v", err)
-		}
 	}
 	b := c.opts.Budget
 	if c.stopTimeout > 0 && !b.Fits(c.stopTimeout, c.allowance) {

@@ -132,6 +132,24 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--bogus", "app"}, nil, "not defined: --bogus"},
 		{[]string{"app"}, []string{"LFINIT_FLOOR", "3"}, "LFINIT_FLOOR"},
 		{[]string{"app"}, []string{"LFINIT_FORWARD_TO", "tree"}, "LFINIT_FORWARD_TO"},
+		// Values that can never work, refused as they are set (checks.go).
+		{[]string{"--ready-tcp", "localhost:99999", "app"}, nil, `--ready-tcp: port "99999" is not a number from 1 to 65535`},
+		{[]string{"--ready-tcp", "127.0.0.1:0", "app"}, nil, `--ready-tcp: port "0"`},
+		{[]string{"--ready-tcp", "bad_host!:80", "app"}, nil, `--ready-tcp: host "bad_host!"`},
+		{[]string{"--ready-http", "http://127.0.0.1:99999/x", "app"}, nil, `--ready-http: port "99999"`},
+		{[]string{"--ready-http", "http://:99999/", "app"}, nil, `--ready-http: port "99999"`},
+		{[]string{"--metrics-addr", "127.0.0.1:99999", "app"}, nil, `--metrics-addr: port "99999" is not a number from 0 to 65535`},
+		{[]string{"--metrics-addr", "bad host:9090", "app"}, nil, `--metrics-addr: host "bad host"`},
+		{[]string{"--push-gateway", "http://127.0.0.1:99999", "app"}, nil, `--push-gateway: port "99999"`},
+		{[]string{"--push-job=", "app"}, nil, "--push-job: the job name of the push cannot be empty"},
+		{[]string{"--pidfile", "/run/", "app"}, nil, "--pidfile: \"/run/\" ends in a separator"},
+		{[]string{"--pidfile", "/", "app"}, nil, "--pidfile"},
+		{[]string{"--pidfile", ".", "app"}, nil, "--pidfile: \".\" is a directory"},
+		{[]string{"--warn-on-reap=maybe", "app"}, nil, `invalid value "maybe" for --warn-on-reap: "maybe" is not a boolean`},
+		{[]string{"-h=maybe", "app"}, nil, `for -h:`},
+		{[]string{"app"}, []string{"LFINIT_READY_TCP", "localhost:80800"}, "LFINIT_READY_TCP: port"},
+		{[]string{"app"}, []string{"LFINIT_PUSH_GATEWAY", "http://pgw:0"}, "LFINIT_PUSH_GATEWAY: port"},
+		{[]string{"app"}, []string{"LFINIT_WARN_ON_REAP", "maybe"}, "LFINIT_WARN_ON_REAP"},
 	} {
 		_, err := parseArgs(tc.args, envOf(tc.env...))
 		var ue *usageError

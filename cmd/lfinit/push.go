@@ -64,17 +64,11 @@ func checkGroupingLabel(name, value string, ok bool) error {
 	return nil
 }
 
-// checkPush validates the push settings of a run.
+// check validates the push settings of a run together; the gateway's URL
+// and the job were checked as they were set (checks.go).
 func (p *pushConfig) check() error {
 	if p.gateway == "" {
 		return nil
-	}
-	u, err := url.Parse(p.gateway)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("invalid --push-gateway %q: want the Pushgateway's base URL, e.g. http://pushgateway.monitoring:9091", shorten(p.gateway))
-	}
-	if p.job == "" {
-		return usagef("--push-job is empty: the Pushgateway needs a job name (default %s)", DefaultPushJob)
 	}
 	if p.timeout <= 0 {
 		return usagef("--push-timeout must be more than 0 when --push-gateway is set (default %v)", DefaultPushTimeout)

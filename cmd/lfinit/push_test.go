@@ -46,7 +46,8 @@ func TestPushUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--push-gateway", "pgw:9091", "app"}, "base URL"},
 		{[]string{"--push-gateway", "ftp://pgw", "app"}, "base URL"},
-		{[]string{"--push-gateway", "http://pgw", "--push-job", "", "app"}, "--push-job is empty"},
+		{[]string{"--push-gateway", "http://pgw", "--push-job", "", "app"}, "--push-job: the job name of the push cannot be empty"},
+		{[]string{"--push-gateway", "http://pgw:99999", "app"}, "base URL"},
 		{[]string{"--push-gateway", "http://pgw", "--push-timeout", "0", "app"}, "--push-timeout"},
 		{[]string{"--push-grouping", "cluster", "app"}, "NAME=VALUE"},
 		{[]string{"--push-grouping", "cluster=", "app"}, "NAME=VALUE"},

@@ -102,60 +102,6 @@ func TestOptionParsingStopsAtTheCommand(t *testing.T) {
 	}
 }
 
-func TestUsageErrorsExit2BeforeTheChildStarts(t *testing.T) {
-	t.Parallel()
-	needRoot(t)
-	marker := t.TempDir() + "/started"
-	for _, tc := range []struct {
-		env  []string
-		args []string
-		msg  string
-	}{
-		{nil, []string{"--grace", "5"}, "needs a unit"},
-		{nil, []string{"--grace=-5s"}, "negative"},
-		{nil, []string{"--floor", "soon"}, "not a duration"},
-		{nil, []string{"--no-such-flag"}, "not defined"},
-		{nil, []string{"--grace", "5s", "--drain-delay", "5s"}, "shorter than the grace"},
-		{nil, []string{"--stop-signal", "TERMINATE"}, "unknown signal"},
-		{nil, []string{"--shutdown-signals", "TERM,KILL"}, "cannot be caught"},
-		{nil, []string{"--forward-to", "tree"}, "child, group"},
-		{nil, []string{"--exit-map", "143"}, "FROM=TO"},
-		{nil, []string{"--log-format", "xml"}, "text, json"},
-		{[]string{"LFINIT_GRACE=10"}, nil, "LFINIT_GRACE"},
-		{[]string{"LFINIT_DEADLINE_SIGNAL=sometimes"}, nil, "LFINIT_DEADLINE_SIGNAL"},
-	} {
-		args := tc.args
-		if tc.env == nil || args != nil {
-			args = append(args, "--")
-		}
-		if line := refused(t, tc.env, args, marker); !strings.Contains(line, tc.msg) || !strings.Contains(line, "--help") {
-			t.Errorf("%v %v: want the line to name %q and --help, got: %s", tc.env, tc.args, tc.msg, line)
-		}
-	}
-	out, err := exec.Command(lfinitBin).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "no command") {
-		t.Errorf("no command: %v %s", err, out)
-	}
-}
-
-// refused runs lfinit with env and args, then `touch marker` as the command,
-// and checks that it exits 2 with one line, before the child starts; it
-// returns that line.
-func refused(t *testing.T, env, args []string, marker string) string {
-	t.Helper()
-	cmd := exec.Command(lfinitBin, append(append([]string{}, args...), "touch", marker)...)
-	cmd.Env = append(os.Environ(), env...)
-	out, _ := cmd.CombinedOutput()
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if code := cmd.ProcessState.ExitCode(); code != 2 || len(lines) != 1 {
-		t.Errorf("%v %v: exit %d, want 2 and one line:\n%s", env, args, code, out)
-	}
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatalf("%v %v: the child was started", env, args)
-	}
-	return lines[0]
-}
-
 func TestFlagWinsOverEnvironment(t *testing.T) {
 	t.Parallel()
 	needRoot(t)

@@ -330,44 +330,6 @@ func freePort(t *testing.T) string {
 	return port
 }
 
-func TestObservabilityStartupErrorsExit2(t *testing.T) {
-	t.Parallel()
-	needRoot(t)
-	dir := t.TempDir()
-	marker := dir + "/started"
-	os.WriteFile(dir+"/file", nil, 0o644)
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
-	for _, tc := range []struct {
-		args []string
-		msg  string
-	}{
-		{[]string{"--status-file", dir + "/file/status.json"}, "status file"},
-		{[]string{"--status-file", dir}, "status file"},
-		{[]string{"--metrics-addr", busy.Addr().String()}, "in use"},
-		{[]string{"--metrics-addr", "nonsense"}, "metrics"},
-		{[]string{"--stop-timeout", "5s"}, "does not fit --stop-timeout"},
-		{[]string{"--ready-tcp", "8080"}, "HOST:PORT"},
-		{[]string{"--ready-http", "localhost:8080"}, "URL"},
-		{[]string{"--ready-tcp", "127.0.0.1:1", "--ready-http", "http://x/"}, "exclude"},
-		{[]string{"--termination-log", dir + "/file/termlog"}, "--termination-log"},
-		{[]string{"--push-gateway", "pushgateway:9091"}, "--push-gateway"},
-	} {
-		cmd := exec.Command(lfinitBin, append(tc.args, "--", "touch", marker)...)
-		out, _ := cmd.CombinedOutput()
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if cmd.ProcessState.ExitCode() != 2 || len(lines) != 1 || !strings.Contains(lines[0], tc.msg) {
-			t.Errorf("%v: exit %d, want 2 and one line naming %q:\n%s", tc.args, cmd.ProcessState.ExitCode(), tc.msg, out)
-		}
-		if _, err := os.Stat(marker); err == nil {
-			t.Fatalf("%v: the child was started", tc.args)
-		}
-	}
-}
-
 func TestStatusFileLostMidRunIsNotFatal(t *testing.T) {
 	t.Parallel()
 	r := startPID1(t, "--status-file", "DIR/sub/status.json", "HELPER", "-ready-file", "DIR/ready")
