@@ -59,8 +59,19 @@ func Status(url string) int {
 // stop is called; stop waits for them. Errors are ignored: the server may
 // go away mid-run, which is what the measurements provoke.
 func Scrape(url string, n int) (stop func()) {
+	timed := ScrapeTimed(url, n)
+	return func() { timed() }
+}
+
+// ScrapeTimed is Scrape whose stop also returns how long each answered
+// GET took, in no particular order.
+func ScrapeTimed(url string, n int) (stop func() []time.Duration) {
 	done := make(chan struct{})
-	var wg sync.WaitGroup
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		times []time.Duration
+	)
 	for range n {
 		wg.Add(1)
 		go func() {
@@ -71,12 +82,21 @@ func Scrape(url string, n int) (stop func()) {
 					return
 				default:
 				}
-				Status(url)
+				t0 := time.Now()
+				if Status(url) == 0 {
+					continue
+				}
+				mu.Lock()
+				times = append(times, time.Since(t0))
+				mu.Unlock()
 			}
 		}()
 	}
-	return func() {
-		close(done)
-		wg.Wait()
+	var once sync.Once
+	return func() []time.Duration {
+		once.Do(func() { close(done); wg.Wait() })
+		mu.Lock()
+		defer mu.Unlock()
+		return times
 	}
 }

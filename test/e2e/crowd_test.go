@@ -1,17 +1,13 @@
 package e2e
 
 import (
-	"io"
-	"net/http"
 	"slices"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/light-fabric/lfinit/internal/crowd"
+	"github.com/light-fabric/lfinit/internal/measure"
 )
 
 // crowdSize is the count of unrelated processes beside lfinit: a large node.
@@ -52,13 +48,18 @@ func crowdedDeadlineStop(t *testing.T, pid1 bool) {
 	r.waitFile("ready")
 	addr := r.metricsAddr()
 	daemon := readPid(t, r.path("daemon.pid")) // as PID 1: the namespace's pid
-	stop, took := scrapers(t, "http://"+addr+"/metrics", 4)
+	stop := measure.ScrapeTimed("http://"+addr+"/metrics", 4)
+	defer stop()
 	r.lfinitPid() // found before the clock starts: the search reads all of /proc
 	sent := time.Now()
 	r.signal(syscall.SIGTERM)
-	elapsed := r.exited(10 * time.Second).Sub(sent)
+	// On the pidfd: the instant lfinit is gone, not when its pipes are read.
+	if err := measure.WaitPidfd(r.pidfd, 10*time.Second); err != nil {
+		t.Fatalf("pid1=%v: lfinit did not exit: %v", pid1, err)
+	}
+	elapsed := time.Since(sent)
 	code := r.wait(10 * time.Second)
-	stop()
+	scrapes := stop()
 	if code != 1 {
 		t.Fatalf("pid1=%v: exit %d after a deadline stop, want 1", pid1, code)
 	}
@@ -75,72 +76,10 @@ func crowdedDeadlineStop(t *testing.T, pid1 bool) {
 	if s.Killed < 2 || s.NotSignalled != 0 || s.TreeMethod != want {
 		t.Errorf("pid1=%v: status killed=%d not_signalled=%d tree_method=%q, want >= 2, 0, %q", pid1, s.Killed, s.NotSignalled, s.TreeMethod, want)
 	}
-	if med := median(took()); med > 50*time.Millisecond {
+	if med := median(scrapes); med > 50*time.Millisecond {
 		t.Errorf("pid1=%v: median scrape %v with %d processes on the host", pid1, med, crowdSize())
 	}
-	t.Logf("pid1=%v: deadline stop in %v (budget %v; final status written after %v), median scrape %v", pid1, elapsed, budget, s.UpdatedAt.Sub(*s.SignalAt), median(took()))
-}
-
-// exited waits, on lfinit's pidfd, until lfinit exits and returns when:
-// the instant lfinit is gone, not when the test has read its pipes.
-func (r *run) exited(limit time.Duration) time.Time {
-	r.t.Helper()
-	fds := []unix.PollFd{{Fd: int32(r.pidfd), Events: unix.POLLIN}}
-	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
-		n, err := unix.Poll(fds, int(limit/time.Millisecond))
-		if n == 1 {
-			return time.Now()
-		}
-		if err != nil && err != unix.EINTR {
-			r.t.Fatalf("poll lfinit's pidfd: %v", err)
-		}
-	}
-	r.t.Fatalf("lfinit still running after %v", limit)
-	return time.Time{}
-}
-
-// scrapers starts n clients that GET url without pause; stop ends them,
-// took lists how long each scrape took.
-func scrapers(t *testing.T, url string, n int) (stop func(), took func() []time.Duration) {
-	var (
-		mu    sync.Mutex
-		times []time.Duration
-		wg    sync.WaitGroup
-	)
-	done := make(chan struct{})
-	client := &http.Client{Timeout: 5 * time.Second}
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				t0 := time.Now()
-				resp, err := client.Get(url)
-				if err != nil {
-					time.Sleep(time.Millisecond) // lfinit has exited
-					continue
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				mu.Lock()
-				times = append(times, time.Since(t0))
-				mu.Unlock()
-			}
-		}()
-	}
-	var once sync.Once
-	stop = func() { once.Do(func() { close(done); wg.Wait() }) }
-	t.Cleanup(stop)
-	return stop, func() []time.Duration {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(times)
-	}
+	t.Logf("pid1=%v: deadline stop in %v (budget %v; final status written after %v), median scrape %v", pid1, elapsed, budget, s.UpdatedAt.Sub(*s.SignalAt), median(scrapes))
 }
 
 func median(d []time.Duration) time.Duration {
