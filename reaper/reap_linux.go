@@ -1,6 +1,7 @@
 package reaper
 
 import (
+	"fmt"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -76,4 +77,20 @@ func wait4NoHang(ws *unix.WaitStatus, flags int) (int, error) {
 	}
 	*ws = unix.WaitStatus(status)
 	return int(pid), nil
+}
+
+// CheckWait makes sure the wait calls lfinit lives on are allowed: under a
+// seccomp profile that denies them no child would ever be reaped. It asks
+// for a pid above any pid_max, so it reaps nothing.
+func CheckWait() error {
+	const none = 1 << 30
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(none, &ws, unix.WNOHANG, nil); err != unix.ECHILD {
+		return fmt.Errorf("the wait4 system call fails (%v): lfinit cannot reap its children; allow wait4 and waitid in the seccomp profile", err)
+	}
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, none, &info, unix.WEXITED|unix.WNOHANG, nil); err != unix.ECHILD {
+		return fmt.Errorf("the waitid system call fails (%v): lfinit cannot see its child exit; allow wait4 and waitid in the seccomp profile", err)
+	}
+	return nil
 }

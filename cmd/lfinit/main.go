@@ -131,6 +131,9 @@ type prepared struct {
 // status file can be written, the metrics address can be listened on.
 func prepare(c *config) (*prepared, error) {
 	p := &prepared{}
+	if err := reaper.CheckWait(); err != nil {
+		return nil, err
+	}
 	if c.statusFile != "" {
 		if err := statusfile.Prepare(c.statusFile); err != nil {
 			return nil, err

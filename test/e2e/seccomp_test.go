@@ -9,18 +9,27 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// denyPidfd builds testdata/denypidfd.c, the wrapper that runs lfinit
-// with pidfd_open and pidfd_send_signal denied.
-func denyPidfd(t *testing.T) string {
+// deny is the wrapper (testdata/deny.c) that runs lfinit with the system
+// calls nrs failing with errno.
+func deny(t *testing.T, errno syscall.Errno, nrs ...int) []string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "denypidfd")
-	if out, err := exec.Command("gcc", "-O2", "-o", bin, "testdata/denypidfd.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc denypidfd.c (scripts/install-deps installs gcc): %v\n%s", err, out)
+	bin := filepath.Join(t.TempDir(), "deny")
+	if out, err := exec.Command("gcc", "-O2", "-o", bin, "testdata/deny.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc deny.c (scripts/install-deps installs gcc): %v\n%s", err, out)
 	}
-	return bin
+	list := make([]string, len(nrs))
+	for i, nr := range nrs {
+		list[i] = strconv.Itoa(nr)
+	}
+	return []string{bin, strconv.Itoa(int(errno)), strings.Join(list, ",")}
 }
+
+// pidfdCalls are pidfd_open and pidfd_send_signal.
+var pidfdCalls = []int{unix.SYS_PIDFD_OPEN, unix.SYS_PIDFD_SEND_SIGNAL}
 
 // leftoversScript starts two processes that ignore TERM, each in a session
 // of its own (out of the child's group), writes their pids, and exits 0.
@@ -37,10 +46,9 @@ while [ "$(wc -l < "$1")" -lt 2 ]; do sleep 0.01; done
 // one floor later, counts both, and leaves nothing running.
 func TestLeftoversUnderASeccompProfileWithoutPidfd(t *testing.T) {
 	t.Parallel()
-	deny := denyPidfd(t)
 	for _, errno := range []syscall.Errno{syscall.EPERM, syscall.ENOSYS} {
 		r := startWith(t, false, []string{"--floor=300ms", "--status-file=DIR/status.json", "--", "sh", "-c", leftoversScript, "sh", "DIR/pids"},
-			nil, deny, strconv.Itoa(int(errno)))
+			nil, deny(t, errno, pidfdCalls...)...)
 		if code := r.wait(10 * time.Second); code != 0 {
 			t.Fatalf("%v: exit %d, want the child's 0", errno, code)
 		}
@@ -65,7 +73,7 @@ func TestDeadlineUnderASeccompProfileWithoutPidfd(t *testing.T) {
 	t.Parallel()
 	r := startWith(t, false, []string{"--grace=500ms", "--floor=250ms", "--status-file=DIR/status.json",
 		"--", "HELPER", "-die-on", "", "-daemon", "DIR/daemon.pid", "-daemon-ignore-term", "-ready-file", "DIR/ready"},
-		nil, denyPidfd(t), strconv.Itoa(int(syscall.EPERM)))
+		nil, deny(t, syscall.EPERM, pidfdCalls...)...)
 	r.waitFile("ready")
 	daemon := readPid(t, r.path("daemon.pid"))
 	sent := time.Now()
@@ -98,4 +106,21 @@ func readPids(t *testing.T, path string) []int {
 		pids = append(pids, n)
 	}
 	return pids
+}
+
+// TestDeniedWaitIsRefusedAtStart: without wait4 or waitid lfinit could
+// reap nothing, so it refuses to start, exit 2, naming the call.
+func TestDeniedWaitIsRefusedAtStart(t *testing.T) {
+	t.Parallel()
+	for _, nr := range []int{unix.SYS_WAIT4, unix.SYS_WAITID} {
+		r := startWith(t, false, []string{"--", "sh", "-c", "touch DIR/ran"}, nil, deny(t, syscall.EPERM, nr)...)
+		code := r.wait(10 * time.Second)
+		line := strings.TrimSpace(r.stderr.String())
+		if code != 2 || strings.Count(line, "\n") != 0 || !strings.Contains(line, "system call fails") || !strings.Contains(line, "seccomp") {
+			t.Errorf("syscall %d denied: exit %d, stderr %q; want exit 2 and one line naming the call", nr, code, line)
+		}
+		if _, err := os.Stat(r.path("ran")); err == nil {
+			t.Errorf("syscall %d denied: the child ran", nr)
+		}
+	}
 }
