@@ -47,6 +47,7 @@ type Metrics struct {
 	hardDeadline     prometheus.Gauge
 	shutdownDuration prometheus.Gauge
 	killed           prometheus.Gauge
+	notSignalled     prometheus.Gauge
 	startTime        prometheus.Gauge
 	readyTime        prometheus.Gauge
 	reaped           prometheus.Counter
@@ -92,6 +93,8 @@ func New(info BuildInfo, src Sources) *Metrics {
 			"Time from the first shutdown signal to the stopped phase; 0 until then or when no shutdown was asked."),
 		killed: gauge("lfinit_killed_processes",
 			"Processes lfinit had to SIGKILL; set when lfinit stops."),
+		notSignalled: gauge("lfinit_not_signalled_processes",
+			"Processes of lfinit's tree that a signal could not reach (they may outlive lfinit); set when lfinit stops."),
 		reaped: prometheus.NewCounter(prometheus.CounterOpts{Name: "lfinit_reaped_total",
 			Help: "Processes (the child, orphans, zombies) reaped by lfinit."}),
 		received: bySignal("lfinit_signals_received_total",
@@ -126,6 +129,7 @@ func (m *Metrics) registerAll(info BuildInfo) {
 		m.hardDeadline,
 		m.shutdownDuration,
 		m.killed,
+		m.notSignalled,
 		m.reaped,
 		m.received.vec,
 		m.forwarded.vec,
@@ -240,6 +244,7 @@ func (m *Metrics) Status(s statusfile.Status) {
 		m.shutdownDuration.Set(max(s.UpdatedAt.Sub(*s.SignalAt).Seconds(), 0))
 	}
 	m.killed.Set(float64(s.Killed))
+	m.notSignalled.Set(float64(s.NotSignalled))
 }
 
 // SignalReceived counts one signal received by lfinit, by name (e.g. "SIGTERM").

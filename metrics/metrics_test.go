@@ -135,7 +135,7 @@ func TestFamilies(t *testing.T) {
 		"lfinit_phase", "lfinit_shutdown_outcome", "lfinit_ready",
 		"lfinit_shutdown_start_timestamp_seconds", "lfinit_grace_deadline_timestamp_seconds",
 		"lfinit_hard_deadline_timestamp_seconds", "lfinit_shutdown_duration_seconds",
-		"lfinit_killed_processes", "lfinit_reaped_total", "lfinit_child_processes",
+		"lfinit_killed_processes", "lfinit_not_signalled_processes", "lfinit_reaped_total", "lfinit_child_processes",
 		"lfinit_build_info", "lfinit_start_time_seconds", "lfinit_ready_timestamp_seconds",
 		// The dedicated registry still carries the Go and process collectors.
 		"go_goroutines", "process_start_time_seconds",
@@ -335,7 +335,10 @@ func TestOutcome(t *testing.T) {
 				t.Errorf("killed before stopped = %v", v)
 			}
 
-			m.Status(statusfile.Status{Phase: statusfile.Stopped, Outcome: ptr(o), ExitCode: ptr(143), Killed: 2})
+			m.Status(statusfile.Status{Phase: statusfile.Stopped, Outcome: ptr(o), ExitCode: ptr(143), Killed: 2, NotSignalled: 1})
+			if v := value(t, m, "lfinit_not_signalled_processes"); v != 1 {
+				t.Errorf("not signalled = %v, want 1", v)
+			}
 			checkStateSet(t, "lfinit_shutdown_outcome", series(t, m, "lfinit_shutdown_outcome"), statusfile.Outcomes, o)
 			if v := value(t, m, "lfinit_exit_code"); v != 143 {
 				t.Errorf("exit_code = %v, want 143", v)
