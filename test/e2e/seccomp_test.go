@@ -124,3 +124,31 @@ func TestDeniedWaitIsRefusedAtStart(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsignalledLeftoversAreReported: where no signal can be sent at all
+// (kill denied too), lfinit does not claim the leftovers killed: each is
+// warned of with its pid and counted in not_signalled, and the final
+// line is a WARN.
+func TestUnsignalledLeftoversAreReported(t *testing.T) {
+	t.Parallel()
+	r := startWith(t, false, []string{"--floor=200ms", "--status-file=DIR/status.json", "--", "sh", "-c", leftoversScript, "sh", "DIR/pids"},
+		[]string{"LFINIT_LOG_LEVEL=info"}, deny(t, syscall.EPERM, append(pidfdCalls, unix.SYS_KILL)...)...)
+	code := r.wait(10 * time.Second)
+	pids := readPids(t, r.path("pids"))
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL) // the test's own cleanup: lfinit could not
+	}
+	log := r.stderr.String()
+	s := readStatus(t, r.path("status.json"))
+	if code != 0 || s.Killed != 0 || s.NotSignalled != 2 {
+		t.Errorf("exit %d killed=%d not_signalled=%d, want 0, 0, 2\n%s", code, s.Killed, s.NotSignalled, log)
+	}
+	for _, pid := range pids {
+		if !strings.Contains(log, "target_pid="+strconv.Itoa(pid)) {
+			t.Errorf("no warning names leftover %d:\n%s", pid, log)
+		}
+	}
+	if !strings.Contains(log, "level=WARN msg=exit") || !strings.Contains(log, "not_signalled=2") {
+		t.Errorf("the final line does not warn of the 2 processes not signalled:\n%s", log)
+	}
+}
