@@ -464,6 +464,13 @@ func (r *runner) kill(sig syscall.Signal) {
 	first := r.killedSet == nil
 	fresh := r.addKilled(res.Hit)
 	r.report(res.Failed, sig)
+	if first && len(fresh) == 0 {
+		r.dirty = true
+		if r.logs(slog.LevelDebug) {
+			r.line(slog.LevelDebug, "hard deadline: nothing of the tree was left to kill", "child_alive", !r.reaped)
+		}
+		return
+	}
 	if first {
 		r.dirty = true
 		r.line(slog.LevelWarn, "hard deadline: killed the process tree", "signal", forward.Name(sig), "killed", len(fresh),
