@@ -169,8 +169,13 @@ func startLfinit(b bins, dir string, args []string, helperArgs ...string) *lfini
 	return r
 }
 
+// end stops lfinit with TERM, so that it ends its own tree, and kills it
+// only if it has not exited by then.
 func (r *lfinitRun) end() {
-	syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+	unix.PidfdSendSignal(r.pidfd, syscall.SIGTERM, nil, 0)
+	if measure.WaitPidfd(r.pidfd, 10*time.Second) != nil {
+		syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+	}
 	r.cmd.Wait()
 	unix.Close(r.pidfd)
 }
@@ -180,7 +185,7 @@ func scrapeAlone(b bins, n int) []time.Duration {
 	dir, err := os.MkdirTemp("", "lfinit-crowd-run-")
 	check(err)
 	defer os.RemoveAll(dir)
-	r := startLfinit(b, dir, nil, "-children", "3")
+	r := startLfinit(b, dir, []string{"--grace=1s"}, "-children", "3")
 	defer r.end()
 	url := "http://" + r.addr + "/metrics"
 	measure.Status(url) // the first answer builds what the rest reuse

@@ -79,7 +79,8 @@ func crowdedDeadlineStop(t *testing.T, pid1 bool) {
 	if med := median(scrapes); med > 50*time.Millisecond {
 		t.Errorf("pid1=%v: median scrape %v with %d processes on the host", pid1, med, crowdSize())
 	}
-	t.Logf("pid1=%v: deadline stop in %v (budget %v; final status written after %v), median scrape %v", pid1, elapsed, budget, s.UpdatedAt.Sub(*s.SignalAt), median(scrapes))
+	t.Logf("pid1=%v: deadline stop in %v (budget %v; signal received after %v, final status written %v later), median scrape %v",
+		pid1, elapsed, budget, s.SignalAt.Sub(sent), s.UpdatedAt.Sub(*s.SignalAt), median(scrapes))
 }
 
 func median(d []time.Duration) time.Duration {
