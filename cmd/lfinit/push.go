@@ -14,12 +14,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // DefaultPushJob is the job label of the push unless --push-job says otherwise.
 const DefaultPushJob = "lfinit"
 
-// DefaultPushTimeout caps the whole push of the final metrics, retries included.
+// DefaultPushTimeout caps the whole push of the final metrics, gathering and retries included.
 const DefaultPushTimeout = time.Second
 
 // pushConfig is where and how the final metrics are pushed.
@@ -103,8 +104,9 @@ func groupingFor(extra map[string]string, getenv func(string) string) map[string
 }
 
 // pushFinal pushes lfinit's final metrics once (PUT: the group is
-// replaced), retrying within p.timeout. A failure is logged once at WARN
-// and changes nothing else: the tree is reaped and the exit code fixed.
+// replaced), retrying within p.timeout, which bounds the whole push,
+// gathering included. A failure is logged once at WARN and changes
+// nothing else: the tree is reaped and the exit code fixed.
 func pushFinal(p pushConfig, grouping map[string]string, g prometheus.Gatherer, log *slog.Logger) error {
 	if p.gateway == "" || g == nil {
 		return nil
@@ -113,15 +115,7 @@ func pushFinal(p pushConfig, grouping map[string]string, g prometheus.Gatherer, 
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()
 	base, _ := url.Parse(p.gateway)
-	pusher := push.New(withoutUser(base), p.job).Gatherer(g).Client(http.DefaultClient)
-	if u := base.User; u != nil {
-		pass, _ := u.Password()
-		pusher = pusher.BasicAuth(u.Username(), pass)
-	}
-	for k, v := range grouping {
-		pusher = pusher.Grouping(k, v)
-	}
-	attempts, err := retry(ctx, pusher.PushContext)
+	attempts, err := pushWithin(ctx, p.job, base, grouping, g)
 	if err != nil {
 		log.Warn("cannot push the final metrics to the Pushgateway; the exit code is unchanged",
 			"gateway", base.Redacted(), "attempts", attempts, "push_timeout_seconds", p.timeout.Seconds(), "err", err)
@@ -131,6 +125,50 @@ func pushFinal(p pushConfig, grouping map[string]string, g prometheus.Gatherer, 
 	log.Debug("pushed the final metrics", "gateway", base.Redacted(), "job", p.job, "attempts", attempts,
 		"took_seconds", time.Since(start).Round(time.Microsecond).Seconds())
 	return nil
+}
+
+// pushWithin gathers g and pushes the result to base until ctx ends; it
+// returns the attempts made (0 when gathering did not finish in time).
+func pushWithin(ctx context.Context, job string, base *url.URL, grouping map[string]string, g prometheus.Gatherer) (int, error) {
+	// Gathered once, inside the timeout: every attempt pushes the same
+	// figures, and a slow collector costs the push, not the exit.
+	snapshot, err := gatherWithin(ctx, g)
+	if err != nil {
+		return 0, err
+	}
+	pusher := push.New(withoutUser(base), job).Gatherer(snapshot).Client(http.DefaultClient)
+	if u := base.User; u != nil {
+		pass, _ := u.Password()
+		pusher = pusher.BasicAuth(u.Username(), pass)
+	}
+	for k, v := range grouping {
+		pusher = pusher.Grouping(k, v)
+	}
+	return retry(ctx, pusher.PushContext)
+}
+
+// gatherWithin gathers g once and returns the result as a Gatherer, or
+// gives up when ctx ends: Gather takes no context, so a collector that
+// hangs is left behind (lfinit is about to exit) instead of waited for.
+func gatherWithin(ctx context.Context, g prometheus.Gatherer) (prometheus.Gatherer, error) {
+	type gathered struct {
+		mfs []*dto.MetricFamily
+		err error
+	}
+	done := make(chan gathered, 1) // buffered: a late Gather does not block forever
+	go func() {
+		mfs, err := g.Gather()
+		done <- gathered{mfs, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, fmt.Errorf("gathering the metrics: %w", r.err)
+		}
+		return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return r.mfs, nil }), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("gathering the metrics took longer than the push timeout: %w", ctx.Err())
+	}
 }
 
 // retry calls f until it succeeds or ctx ends, waiting 50ms, 100ms, 200ms…
