@@ -43,9 +43,22 @@ func (v labelList) Set(s string) error {
 			return err
 		}
 		v.m[name] = value
+		if len(v.m) > maxGroupingLabels {
+			return fmt.Errorf("more than %d grouping labels; the limit is %d, besides pod and namespace", maxGroupingLabels, maxGroupingLabels)
+		}
 	}
 	return nil
 }
+
+// The bounds of --push-grouping. The Pushgateway stores whatever it is
+// given (a 130,000-byte value included) and every series of the group
+// carries it, so a value that long is a mistake (a pasted file, a
+// variable expanded twice) to refuse at start, not to ship.
+const (
+	maxGroupingValue  = 1024 // bytes: 1 KiB
+	maxGroupingName   = 128  // bytes
+	maxGroupingLabels = 16   // names, besides pod and namespace
+)
 
 var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
@@ -61,6 +74,10 @@ func checkGroupingLabel(name, value string, ok bool) error {
 		return fmt.Errorf("%q is not a Prometheus label name (letters, digits and _, not starting with a digit or __)", shorten(name))
 	case slices.Contains(reservedLabels, name):
 		return fmt.Errorf("%q is a label of lfinit's own series; choose another name", name)
+	case len(name) > maxGroupingName:
+		return fmt.Errorf("the label name %q is %d bytes; the limit is %d bytes", name, len(name), maxGroupingName)
+	case len(value) > maxGroupingValue:
+		return fmt.Errorf("the value of label %q is %d bytes; the limit is 1 KiB (%d bytes)", name, len(value), maxGroupingValue)
 	}
 	return nil
 }

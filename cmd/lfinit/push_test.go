@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -57,6 +58,10 @@ func TestPushUsageErrors(t *testing.T) {
 		{[]string{"--push-grouping", "1x=a", "app"}, "label name"},
 		{[]string{"--push-grouping", "job=a", "app"}, "lfinit's own series"},
 		{[]string{"--push-grouping", "signal=a", "app"}, "lfinit's own series"},
+		{[]string{"--push-grouping", "cluster=" + strings.Repeat("x", 1025), "app"}, `the value of label "cluster" is 1025 bytes; the limit is 1 KiB (1024 bytes)`},
+		{[]string{"--push-grouping", strings.Repeat("n", 129) + "=a", "app"}, "is 129 bytes; the limit is 128 bytes"},
+		{[]string{"--push-grouping", manyLabels(17), "app"}, "more than 16 grouping labels"},
+		{[]string{"--push-grouping", manyLabels(10), "--push-grouping", "x1=a,x2=a,x3=a,x4=a,x5=a,x6=a,x7=a", "app"}, "more than 16 grouping labels"},
 		// grace 8s + floor 250ms + push 1s + allowance 1s = 10.25s.
 		{[]string{"--push-gateway", "http://pgw", "--stop-timeout", "10s", "app"}, "push 1s"},
 	} {
@@ -64,6 +69,30 @@ func TestPushUsageErrors(t *testing.T) {
 		var ue *usageError
 		if !errors.As(err, &ue) || !strings.Contains(ue.msg, tc.msg) {
 			t.Errorf("parseArgs(%q) = %v, want a usage error saying %q", tc.args, err, tc.msg)
+		}
+	}
+}
+
+// manyLabels is n grouping labels l0=v … in one value.
+func manyLabels(n int) string {
+	var pairs []string
+	for i := range n {
+		pairs = append(pairs, fmt.Sprintf("l%d=v", i))
+	}
+	return strings.Join(pairs, ",")
+}
+
+// The bounds of --push-grouping are inclusive, and a name given twice
+// counts once.
+func TestPushGroupingAtItsBounds(t *testing.T) {
+	for _, args := range [][]string{
+		{"--push-grouping", "cluster=" + strings.Repeat("x", 1024)},
+		{"--push-grouping", strings.Repeat("n", 128) + "=a"},
+		{"--push-grouping", manyLabels(16)},
+		{"--push-grouping", manyLabels(16), "--push-grouping", manyLabels(16)},
+	} {
+		if _, err := parseArgs(append(args, "app"), noEnv); err != nil {
+			t.Errorf("parseArgs(%.60q…) = %v, want it accepted", args, err)
 		}
 	}
 }
