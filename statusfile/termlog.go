@@ -21,7 +21,8 @@ var defaultTerminationLog = "/dev/termination-log"
 
 // TerminationMessage is the short final summary written to the termination
 // log: one plain-text paragraph, always under 1024 bytes, built from the
-// final status s and the total run time. Null fields are left out.
+// final status s and the total run time (lfinit's start to its end). Null
+// fields are left out.
 func TerminationMessage(s Status, total time.Duration) string {
 	head := summaryHead(s, total)
 	n := len(s.StillRunning)
@@ -44,7 +45,7 @@ func TerminationMessage(s Status, total time.Duration) string {
 }
 
 // summaryHead is the first part of the summary: outcome (or phase), exit
-// code, reason, signal and duration, on one line.
+// code, reason, signal, the run's duration and the shutdown's, on one line.
 func summaryHead(s Status, total time.Duration) string {
 	var b strings.Builder
 	b.WriteString("lfinit:")
@@ -70,8 +71,23 @@ func summaryHead(s Status, total time.Duration) string {
 	if s.Signal != nil {
 		field("signal", *s.Signal)
 	}
-	field("duration", total.Round(time.Millisecond).String())
+	field("run_duration", total.Round(time.Millisecond).String())
+	if d, ok := shutdownDuration(s, total); ok {
+		field("shutdown_duration", d.Round(time.Millisecond).String())
+	}
 	return oneLine(b.String())
+}
+
+// shutdownDuration is the time from the first shutdown signal to the end
+// of the run (StartedAt + total); ok is false when no shutdown was asked.
+// The published times are wall-clock ones, so a clock step is clamped to
+// the run rather than shown as a negative or longer shutdown.
+func shutdownDuration(s Status, total time.Duration) (time.Duration, bool) {
+	if s.SignalAt == nil || s.StartedAt == nil {
+		return 0, false
+	}
+	d := s.StartedAt.Add(total).Sub(*s.SignalAt)
+	return min(max(d, 0), total), true
 }
 
 // killedList appends to prefix as many of names as fit in the message,

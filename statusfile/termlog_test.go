@@ -14,6 +14,8 @@ import (
 
 func TestTerminationMessage(t *testing.T) {
 	o := func(v Outcome) *Outcome { return &v }
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { v := start.Add(d); return &v }
 	for _, c := range []struct {
 		s     Status
 		total time.Duration
@@ -21,34 +23,48 @@ func TestTerminationMessage(t *testing.T) {
 	}{
 		{
 			Status{Phase: Stopped, Outcome: o(DeadlineExceeded), ExitCode: pointerTo(1), Reason: pointerTo("terminate"), Signal: pointerTo("SIGTERM"),
-				StillRunning: []string{"legacy-server[7]", "worker[12]"}, Killed: 2},
-			8251*time.Millisecond + 400*time.Microsecond,
-			"lfinit: outcome=deadline-exceeded exit_code=1 reason=terminate signal=SIGTERM duration=8.251s; still running at the hard deadline and killed: legacy-server[7], worker[12]",
+				StartedAt: at(0), SignalAt: at(52*time.Second + 249*time.Millisecond), StillRunning: []string{"legacy-server[7]", "worker[12]"}, Killed: 2},
+			60*time.Second + 500*time.Millisecond + 400*time.Microsecond,
+			"lfinit: outcome=deadline-exceeded exit_code=1 reason=terminate signal=SIGTERM run_duration=1m0.5s shutdown_duration=8.251s; still running at the hard deadline and killed: legacy-server[7], worker[12]",
 		},
 		{
-			Status{Phase: Stopped, Outcome: o(Graceful), ExitCode: pointerTo(0), Reason: pointerTo("terminate"), Signal: pointerTo("SIGTERM")},
+			Status{Phase: Stopped, Outcome: o(Graceful), ExitCode: pointerTo(0), Reason: pointerTo("terminate"), Signal: pointerTo("SIGTERM"),
+				StartedAt: at(0), SignalAt: at(200 * time.Millisecond)},
 			1200*time.Millisecond + 300*time.Microsecond,
-			"lfinit: outcome=graceful exit_code=0 reason=terminate signal=SIGTERM duration=1.2s",
+			"lfinit: outcome=graceful exit_code=0 reason=terminate signal=SIGTERM run_duration=1.2s shutdown_duration=1s",
 		},
 		{
-			Status{Phase: Stopped, Outcome: o(ChildExited), ExitCode: pointerTo(3)},
+			// No shutdown was asked: no shutdown_duration.
+			Status{Phase: Stopped, Outcome: o(ChildExited), ExitCode: pointerTo(3), StartedAt: at(0)},
 			42*time.Minute + 1500*time.Microsecond,
-			"lfinit: outcome=child-exited exit_code=3 duration=42m0.002s",
+			"lfinit: outcome=child-exited exit_code=3 run_duration=42m0.002s",
 		},
 		{
 			Status{Phase: Stopped, Outcome: o(Failed), ExitCode: pointerTo(127)},
 			3 * time.Millisecond,
-			"lfinit: outcome=failed exit_code=127 duration=3ms",
+			"lfinit: outcome=failed exit_code=127 run_duration=3ms",
 		},
 		{
 			Status{Phase: Draining},
 			0,
-			"lfinit: phase=draining duration=0s",
+			"lfinit: phase=draining run_duration=0s",
 		},
 		{
 			Status{Phase: Stopped, Outcome: o(DeadlineExceeded), ExitCode: pointerTo(1), StillRunning: []string{"bad\nname[3]"}},
 			time.Second,
-			"lfinit: outcome=deadline-exceeded exit_code=1 duration=1s; still running at the hard deadline and killed: bad name[3]",
+			"lfinit: outcome=deadline-exceeded exit_code=1 run_duration=1s; still running at the hard deadline and killed: bad name[3]",
+		},
+		{
+			// The wall clock stepped back after the signal: clamped to 0, never negative.
+			Status{Phase: Stopped, Outcome: o(Graceful), ExitCode: pointerTo(0), StartedAt: at(0), SignalAt: at(time.Hour)},
+			time.Second,
+			"lfinit: outcome=graceful exit_code=0 run_duration=1s shutdown_duration=0s",
+		},
+		{
+			// ... or forward: never longer than the run.
+			Status{Phase: Stopped, Outcome: o(Graceful), ExitCode: pointerTo(0), StartedAt: at(0), SignalAt: at(-time.Hour)},
+			time.Second,
+			"lfinit: outcome=graceful exit_code=0 run_duration=1s shutdown_duration=1s",
 		},
 	} {
 		if got := TerminationMessage(c.s, c.total); got != c.want {

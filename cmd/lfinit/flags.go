@@ -61,7 +61,7 @@ func options(c *config) []option {
 		{"push-gateway", checkedValue{stringValue{def(&c.push.gateway, "")}, checkGateway}, "push the final metrics to this Pushgateway URL at exit (off when empty)"},
 		{"push-job", checkedValue{stringValue{def(&c.push.job, DefaultPushJob)}, checkPushJob}, "the job name of the push"},
 		{"push-grouping", *def(&c.push.grouping, labelList{map[string]string{}}), "grouping label NAME=VALUE of the push, on top of pod and namespace (repeatable)"},
-		{"push-timeout", durationValue{def(&c.push.timeout, DefaultPushTimeout)}, "cap on the whole push, retries included; counts in the budget"},
+		{"push-timeout", durationValue{def(&c.push.timeout, DefaultPushTimeout)}, "cap on the whole push, gathering and retries included; counts in the budget"},
 		{"help", boolValue{def(&c.help, false)}, "show this help"},
 		{"h", boolValue{&c.help}, "show this help"},
 		{"version", boolValue{def(&c.version, false)}, "print the version"},

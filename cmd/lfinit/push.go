@@ -14,12 +14,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // DefaultPushJob is the job label of the push unless --push-job says otherwise.
 const DefaultPushJob = "lfinit"
 
-// DefaultPushTimeout caps the whole push of the final metrics, retries included.
+// DefaultPushTimeout caps the whole push of the final metrics, gathering and retries included.
 const DefaultPushTimeout = time.Second
 
 // pushConfig is where and how the final metrics are pushed.
@@ -42,9 +43,22 @@ func (v labelList) Set(s string) error {
 			return err
 		}
 		v.m[name] = value
+		if len(v.m) > maxGroupingLabels {
+			return fmt.Errorf("more than %d grouping labels; the limit is %d, besides pod and namespace", maxGroupingLabels, maxGroupingLabels)
+		}
 	}
 	return nil
 }
+
+// The bounds of --push-grouping. The Pushgateway stores whatever it is
+// given (a 130,000-byte value included) and every series of the group
+// carries it, so a value that long is a mistake (a pasted file, a
+// variable expanded twice) to refuse at start, not to ship.
+const (
+	maxGroupingValue  = 1024 // bytes: 1 KiB
+	maxGroupingName   = 128  // bytes
+	maxGroupingLabels = 16   // names, besides pod and namespace
+)
 
 var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
@@ -60,6 +74,10 @@ func checkGroupingLabel(name, value string, ok bool) error {
 		return fmt.Errorf("%q is not a Prometheus label name (letters, digits and _, not starting with a digit or __)", shorten(name))
 	case slices.Contains(reservedLabels, name):
 		return fmt.Errorf("%q is a label of lfinit's own series; choose another name", name)
+	case len(name) > maxGroupingName:
+		return fmt.Errorf("the label name %q is %d bytes; the limit is %d bytes", name, len(name), maxGroupingName)
+	case len(value) > maxGroupingValue:
+		return fmt.Errorf("the value of label %q is %d bytes; the limit is 1 KiB (%d bytes)", name, len(value), maxGroupingValue)
 	}
 	return nil
 }
@@ -103,8 +121,9 @@ func groupingFor(extra map[string]string, getenv func(string) string) map[string
 }
 
 // pushFinal pushes lfinit's final metrics once (PUT: the group is
-// replaced), retrying within p.timeout. A failure is logged once at WARN
-// and changes nothing else: the tree is reaped and the exit code fixed.
+// replaced), retrying within p.timeout, which bounds the whole push,
+// gathering included. A failure is logged once at WARN and changes
+// nothing else: the tree is reaped and the exit code fixed.
 func pushFinal(p pushConfig, grouping map[string]string, g prometheus.Gatherer, log *slog.Logger) error {
 	if p.gateway == "" || g == nil {
 		return nil
@@ -113,15 +132,7 @@ func pushFinal(p pushConfig, grouping map[string]string, g prometheus.Gatherer, 
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()
 	base, _ := url.Parse(p.gateway)
-	pusher := push.New(withoutUser(base), p.job).Gatherer(g).Client(http.DefaultClient)
-	if u := base.User; u != nil {
-		pass, _ := u.Password()
-		pusher = pusher.BasicAuth(u.Username(), pass)
-	}
-	for k, v := range grouping {
-		pusher = pusher.Grouping(k, v)
-	}
-	attempts, err := retry(ctx, pusher.PushContext)
+	attempts, err := pushWithin(ctx, p.job, base, grouping, g)
 	if err != nil {
 		log.Warn("cannot push the final metrics to the Pushgateway; the exit code is unchanged",
 			"gateway", base.Redacted(), "attempts", attempts, "push_timeout_seconds", p.timeout.Seconds(), "err", err)
@@ -131,6 +142,50 @@ func pushFinal(p pushConfig, grouping map[string]string, g prometheus.Gatherer, 
 	log.Debug("pushed the final metrics", "gateway", base.Redacted(), "job", p.job, "attempts", attempts,
 		"took_seconds", time.Since(start).Round(time.Microsecond).Seconds())
 	return nil
+}
+
+// pushWithin gathers g and pushes the result to base until ctx ends; it
+// returns the attempts made (0 when gathering did not finish in time).
+func pushWithin(ctx context.Context, job string, base *url.URL, grouping map[string]string, g prometheus.Gatherer) (int, error) {
+	// Gathered once, inside the timeout: every attempt pushes the same
+	// figures, and a slow collector costs the push, not the exit.
+	snapshot, err := gatherWithin(ctx, g)
+	if err != nil {
+		return 0, err
+	}
+	pusher := push.New(withoutUser(base), job).Gatherer(snapshot).Client(http.DefaultClient)
+	if u := base.User; u != nil {
+		pass, _ := u.Password()
+		pusher = pusher.BasicAuth(u.Username(), pass)
+	}
+	for k, v := range grouping {
+		pusher = pusher.Grouping(k, v)
+	}
+	return retry(ctx, pusher.PushContext)
+}
+
+// gatherWithin gathers g once and returns the result as a Gatherer, or
+// gives up when ctx ends: Gather takes no context, so a collector that
+// hangs is left behind (lfinit is about to exit) instead of waited for.
+func gatherWithin(ctx context.Context, g prometheus.Gatherer) (prometheus.Gatherer, error) {
+	type gathered struct {
+		mfs []*dto.MetricFamily
+		err error
+	}
+	done := make(chan gathered, 1) // buffered: a late Gather does not block forever
+	go func() {
+		mfs, err := g.Gather()
+		done <- gathered{mfs, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, fmt.Errorf("gathering the metrics: %w", r.err)
+		}
+		return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return r.mfs, nil }), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("gathering the metrics took longer than the push timeout: %w", ctx.Err())
+	}
 }
 
 // retry calls f until it succeeds or ctx ends, waiting 50ms, 100ms, 200ms…

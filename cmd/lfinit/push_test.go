@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/light-fabric/lfinit/metrics"
 	"github.com/light-fabric/lfinit/statusfile"
@@ -54,6 +58,10 @@ func TestPushUsageErrors(t *testing.T) {
 		{[]string{"--push-grouping", "1x=a", "app"}, "label name"},
 		{[]string{"--push-grouping", "job=a", "app"}, "lfinit's own series"},
 		{[]string{"--push-grouping", "signal=a", "app"}, "lfinit's own series"},
+		{[]string{"--push-grouping", "cluster=" + strings.Repeat("x", 1025), "app"}, `the value of label "cluster" is 1025 bytes; the limit is 1 KiB (1024 bytes)`},
+		{[]string{"--push-grouping", strings.Repeat("n", 129) + "=a", "app"}, "is 129 bytes; the limit is 128 bytes"},
+		{[]string{"--push-grouping", manyLabels(17), "app"}, "more than 16 grouping labels"},
+		{[]string{"--push-grouping", manyLabels(10), "--push-grouping", "x1=a,x2=a,x3=a,x4=a,x5=a,x6=a,x7=a", "app"}, "more than 16 grouping labels"},
 		// grace 8s + floor 250ms + push 1s + allowance 1s = 10.25s.
 		{[]string{"--push-gateway", "http://pgw", "--stop-timeout", "10s", "app"}, "push 1s"},
 	} {
@@ -61,6 +69,30 @@ func TestPushUsageErrors(t *testing.T) {
 		var ue *usageError
 		if !errors.As(err, &ue) || !strings.Contains(ue.msg, tc.msg) {
 			t.Errorf("parseArgs(%q) = %v, want a usage error saying %q", tc.args, err, tc.msg)
+		}
+	}
+}
+
+// manyLabels is n grouping labels l0=v … in one value.
+func manyLabels(n int) string {
+	var pairs []string
+	for i := range n {
+		pairs = append(pairs, fmt.Sprintf("l%d=v", i))
+	}
+	return strings.Join(pairs, ",")
+}
+
+// The bounds of --push-grouping are inclusive, and a name given twice
+// counts once.
+func TestPushGroupingAtItsBounds(t *testing.T) {
+	for _, args := range [][]string{
+		{"--push-grouping", "cluster=" + strings.Repeat("x", 1024)},
+		{"--push-grouping", strings.Repeat("n", 128) + "=a"},
+		{"--push-grouping", manyLabels(16)},
+		{"--push-grouping", manyLabels(16), "--push-grouping", manyLabels(16)},
+	} {
+		if _, err := parseArgs(append(args, "app"), noEnv); err != nil {
+			t.Errorf("parseArgs(%.60q…) = %v, want it accepted", args, err)
 		}
 	}
 }
@@ -120,7 +152,9 @@ func TestPushFinal(t *testing.T) {
 	gw := strings.Replace(srv.URL, "http://", "http://u:secret@", 1)
 	p := pushConfig{gateway: gw, job: "lfinit", timeout: 2 * time.Second}
 	debug := &slog.HandlerOptions{Level: slog.LevelDebug} // the success line is at debug
-	err := pushFinal(p, map[string]string{"pod": "web-1"}, finalMetrics().Gatherer(), slog.New(slog.NewTextHandler(&logs, debug)))
+	var gathers atomic.Int32
+	g := countGathers(finalMetrics().Gatherer(), &gathers)
+	err := pushFinal(p, map[string]string{"pod": "web-1"}, g, slog.New(slog.NewTextHandler(&logs, debug)))
 	if err != nil {
 		t.Fatalf("push: %v\n%s", err, logs.String())
 	}
@@ -131,6 +165,48 @@ func TestPushFinal(t *testing.T) {
 	}
 	if calls.Load() != 2 || !strings.Contains(logs.String(), "attempts=2") || strings.Contains(logs.String(), "secret") {
 		t.Errorf("calls %d, logs %s", calls.Load(), logs.String())
+	}
+	// Gathered once: the retry pushes the same figures.
+	if gathers.Load() != 1 {
+		t.Errorf("gathered %d times for 2 attempts, want 1", gathers.Load())
+	}
+}
+
+// countGathers is g, counting its Gather calls in n.
+func countGathers(g prometheus.Gatherer, n *atomic.Int32) prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		n.Add(1)
+		return g.Gather()
+	})
+}
+
+// The push timeout bounds the gathering too: with a collector that takes
+// 2 s and a Pushgateway that answers at once, a 300ms push gives up after
+// about 300ms, pushes nothing (no half-gathered figures) and says why once.
+func TestPushTimeoutCoversGathering(t *testing.T) {
+	var puts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		puts.Add(1)
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	slow := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		time.Sleep(2 * time.Second) // e.g. a /proc read on a crowded host
+		return finalMetrics().Gatherer().Gather()
+	})
+	var logs bytes.Buffer
+	p := pushConfig{gateway: srv.URL, job: "lfinit", timeout: 300 * time.Millisecond}
+	start := time.Now()
+	err := pushFinal(p, nil, slow, slog.New(slog.NewTextHandler(&logs, nil)))
+	took := time.Since(start)
+	if err == nil || took < 250*time.Millisecond || took > time.Second {
+		t.Errorf("push with a 2 s gather and a 300ms timeout: err %v after %v", err, took)
+	}
+	if puts.Load() != 0 {
+		t.Errorf("%d PUTs reached the Pushgateway after the timeout", puts.Load())
+	}
+	if strings.Count(logs.String(), "\n") != 1 || !strings.Contains(logs.String(), "gathering the metrics took longer than the push timeout") {
+		t.Errorf("logs: %q", logs.String())
 	}
 }
 

@@ -65,7 +65,7 @@ func statusCmd(args []string, getenv func(string) string, stdout io.Writer) (int
 	var path string
 	var asJSON bool
 	fs := statusFlags("status", &path)
-	fs.BoolVar(&asJSON, "json", false, "print the status file's JSON")
+	fs.BoolVar(&asJSON, "json", false, "print the status file's keys as JSON, and whether it is stale")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return exitcode.Usage, err
 	}
@@ -74,10 +74,14 @@ func statusCmd(args []string, getenv func(string) string, stdout io.Writer) (int
 		return exitcode.Failed, err
 	}
 	stale := staleness(s)
+	if stale != "" {
+		// A dead lfinit's last "ready" is not the truth, in either output.
+		s.Ready = false
+	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(s); err != nil {
+		if err := enc.Encode(statusView{s, stale != "", stale}); err != nil {
 			return exitcode.Failed, err
 		}
 	} else {
@@ -92,6 +96,15 @@ func statusCmd(args []string, getenv func(string) string, stdout io.Writer) (int
 		return exitcode.Failed, fmt.Errorf("%s: %s", path, stale)
 	}
 	return 0, nil
+}
+
+// statusView is what `lfinit status --json` prints: the status file's
+// keys, then whether the file is stale (its writer gone without writing
+// stopped) and why.
+type statusView struct {
+	statusfile.Status
+	Stale       bool   `json:"stale"`
+	StaleReason string `json:"stale_reason,omitempty"`
 }
 
 // staleness says why s is not the state of a running lfinit: the one that

@@ -70,6 +70,9 @@ func badValues(dir, busy string) []badValue {
 		{[]string{"--log-level", "loud"}, nil, "--log-level"},
 		{[]string{"--push-gateway", "pushgateway:9091"}, nil, "--push-gateway"},
 		{[]string{"--push-grouping", "job=x"}, nil, "--push-grouping"},
+		// Issue 18: the Pushgateway stored a 130,000-byte value; the limit is named.
+		{[]string{"--push-grouping", "cluster=" + strings.Repeat("x", 130000)}, nil,
+			`for --push-grouping: the value of label "cluster" is 130000 bytes; the limit is 1 KiB (1024 bytes)`},
 		{[]string{"--push-gateway", "http://127.0.0.1:9091", "--push-timeout", "0"}, nil, "--push-timeout"},
 		{[]string{"--push-timeout", "1"}, nil, "--push-timeout"},
 		{[]string{"--help=maybe"}, nil, "--help"},
@@ -84,6 +87,8 @@ func badValues(dir, busy string) []badValue {
 		{nil, []string{"LFINIT_METRICS_ADDR=:99999"}, "LFINIT_METRICS_ADDR"},
 		{nil, []string{"LFINIT_PUSH_GATEWAY=http://pgw:0"}, "LFINIT_PUSH_GATEWAY"},
 		{nil, []string{"LFINIT_WARN_ON_REAP=maybe"}, "LFINIT_WARN_ON_REAP"},
+		{nil, []string{"LFINIT_PUSH_GROUPING=a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=1,n=1,o=1,p=1,q=1"},
+			"for LFINIT_PUSH_GROUPING: more than 16 grouping labels; the limit is 16"},
 	}
 }
 

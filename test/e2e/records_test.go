@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,6 +48,7 @@ func fastStop(t *testing.T, level string) {
 	if err != nil || !strings.Contains(string(msg), "outcome=graceful exit_code=143") {
 		t.Fatalf("termination message %q (%v)", msg, err)
 	}
+	checkDurations(t, string(msg))
 	lines := logLines(r)
 	last := lines[len(lines)-1]
 	if !strings.Contains(last, "msg=exit") || !strings.Contains(last, "outcome=graceful") {
@@ -54,6 +56,24 @@ func fastStop(t *testing.T, level string) {
 	}
 	if level == "debug" {
 		inOrder(t, r.stderr.String(), "msg=started", "phase=ready", `msg="stop signal sent"`, "phase=draining", `msg="child exited"`, "phase=stopped", "msg=exit")
+	}
+}
+
+// durationsRE finds the two durations of a termination message.
+var durationsRE = regexp.MustCompile(` run_duration=(\S+) shutdown_duration=(\S+)$`)
+
+// checkDurations fails unless the termination message of a stop names the
+// whole run and the shutdown (from the signal), the shutdown within the run.
+func checkDurations(t *testing.T, msg string) {
+	t.Helper()
+	m := durationsRE.FindStringSubmatch(msg)
+	if m == nil {
+		t.Fatalf("termination message %q: want run_duration= and shutdown_duration=", msg)
+	}
+	run, err1 := time.ParseDuration(m[1])
+	shutdown, err2 := time.ParseDuration(m[2])
+	if err1 != nil || err2 != nil || shutdown > run || run <= 0 {
+		t.Fatalf("termination message %q: run %v, shutdown %v", msg, run, shutdown)
 	}
 }
 

@@ -33,6 +33,9 @@ func TestStaleStatusFile(t *testing.T) {
 		if code, out := subcommand(t, "status", "--status-file", status); code != 0 || strings.Contains(out, "STALE") {
 			t.Fatalf("pid1=%v: status of a running lfinit: exit %d\n%s", pid1, code, out)
 		}
+		if code, out := subcommand(t, "status", "--json", "--status-file", status); code != 0 || !strings.Contains(out, `"ready": true`) || !strings.Contains(out, `"stale": false`) {
+			t.Fatalf("pid1=%v: status --json of a running lfinit: exit %d\n%s", pid1, code, out)
+		}
 		if probe(t, "ready", status) != 0 {
 			t.Fatalf("pid1=%v: probe ready of a running lfinit failed", pid1)
 		}
@@ -53,11 +56,15 @@ func TestStaleStatusFile(t *testing.T) {
 			t.Fatalf("pid1=%v: the file should still say ready, says %s", pid1, s.Phase)
 		}
 		code, out := subcommand(t, "status", "--status-file", status)
-		if code != 1 || !strings.Contains(out, "is gone") || !strings.Contains(out, "last phase was ready") {
-			t.Errorf("pid1=%v: status of a SIGKILLed lfinit: exit %d, want 1 saying it is gone:\n%s", pid1, code, out)
+		if code != 1 || !strings.Contains(out, "is gone") || !strings.Contains(out, "last phase was ready") || !strings.Contains(out, "ready:      false\n") {
+			t.Errorf("pid1=%v: status of a SIGKILLed lfinit: exit %d, want 1 saying it is gone and not ready:\n%s", pid1, code, out)
 		}
-		if code, out := subcommand(t, "status", "--json", "--status-file", status); code != 1 || !strings.Contains(out, `"phase": "ready"`) {
-			t.Errorf("pid1=%v: status --json: exit %d:\n%s", pid1, code, out)
+		// The JSON says the same: the last phase, marked stale and not ready.
+		code, out = subcommand(t, "status", "--json", "--status-file", status)
+		for _, want := range []string{`"phase": "ready"`, `"ready": false`, `"stale": true`, `"stale_reason": "the lfinit that wrote this file`} {
+			if code != 1 || !strings.Contains(out, want) {
+				t.Errorf("pid1=%v: status --json: exit %d, want 1 and %s:\n%s", pid1, code, want, out)
+			}
 		}
 		for _, kind := range []string{"ready", "live"} {
 			if code, out := subcommand(t, "probe", kind, "--status-file", status); code != 1 || !strings.Contains(out, "is gone") {

@@ -6,7 +6,8 @@
 // can see (it exits the moment the tree is gone).
 //
 // Prometheus and the Pushgateway run as this test's own processes, on
-// 127.0.0.1 with free ports and temporary storage, never as the system
+// 127.0.0.1 with free ports and all their state in the test's temp dir
+// (Prometheus' TSDB, the Pushgateway's persistence file), never as the system
 // services. lfinit runs as PID 1 of a new PID namespace, which needs root;
 // without root or the tools the test skips and says why.
 package monitoring

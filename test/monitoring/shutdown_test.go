@@ -3,7 +3,9 @@ package monitoring
 import (
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,7 +25,16 @@ func TestShutdownReachesPrometheus(t *testing.T) {
 	helper := build(t, dir, "../helper")
 
 	pgwAddr := freeAddr(t)
-	daemon(t, "prometheus-pushgateway", "--web.listen-address="+pgwAddr)
+	// The Pushgateway keeps its groups in the test's temp dir: with
+	// Debian's default file (/var/lib/prometheus/pushgateway.data) this
+	// run's group would be served by the next Pushgateway started.
+	persisted := filepath.Join(dir, "pushgateway.data")
+	t.Cleanup(func() { // runs after daemon's cleanup has stopped it
+		if _, err := os.Stat(persisted); err != nil {
+			t.Errorf("the Pushgateway did not write its state to the test's %s: %v", persisted, err)
+		}
+	})
+	daemon(t, "prometheus-pushgateway", "--web.listen-address="+pgwAddr, "--persistence.file="+persisted)
 	waitHTTP(t, "http://"+pgwAddr+"/-/ready", 15*time.Second)
 	lfinitAddr := freeAddr(t)
 	prom := startPrometheus(t, dir, lfinitAddr, pgwAddr)
