@@ -23,7 +23,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// baseImage holds /lfinit, /helper and tinyutils as /bin/true and /bin/sleep.
+// baseImage holds /lfinit, /helper and tinyutils as /bin/true, /bin/sleep,
+// /bin/each and /bin/pidfd-errno.
 const baseImage = "localhost/lfinit-qualification:test"
 
 var (
@@ -186,6 +187,8 @@ func buildBaseImage(dir string) error {
 COPY lfinit helper /
 COPY tinyutils /bin/true
 COPY tinyutils /bin/sleep
+COPY tinyutils /bin/each
+COPY tinyutils /bin/pidfd-errno
 ENV LFINIT_LOG_FORMAT=json
 ENTRYPOINT ["/lfinit"]
 CMD ["--", "/helper"]
