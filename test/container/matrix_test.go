@@ -94,7 +94,7 @@ func TestIgnoredTermMeetsDeadline(t *testing.T) {
 	if _, ok := find(lines, "deadline signal sent", "signal", "SIGTERM"); !ok {
 		t.Errorf("no deadline signal logged at the grace deadline")
 	}
-	if k, ok := find(lines, "hard deadline: killed the process tree"); !ok || k.num("processes") < 1 {
+	if k, ok := find(lines, "hard deadline: killed the process tree"); !ok || k.num("killed") < 1 {
 		t.Errorf("no SIGKILL at the hard deadline logged (%v)", k)
 	}
 	if l.num("killed") < 1 {
