@@ -1,7 +1,6 @@
 package spawn
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/light-fabric/lfinit/exitcode"
+	"github.com/light-fabric/lfinit/spawn/step"
 )
 
 // ListenFDs reads socket activation's variables in env as sd_listen_fds(3)
@@ -38,11 +38,6 @@ func lookup(env []string, key string) (v string, found bool) {
 	return v, found
 }
 
-// stepArg0 is argv[0] of lfinit started as its own exec step (no user
-// names lfinit so): argv then holds the status descriptor, the command's
-// name, its path and its arguments.
-const stepArg0 = "lfinit-exec-step"
-
 // stepExe is the exec step's program: lfinit's own binary.
 var stepExe = "/proc/self/exe"
 
@@ -50,22 +45,25 @@ var stepExe = "/proc/self/exe"
 // /proc for lfinit's own binary).
 func CanSetListenPID() bool { return exists(stepExe) }
 
-// startThroughStep starts lfinit itself as the exec step, which sets
-// LISTEN_PID to its own pid and execs path: Go's fork/exec fixes the
-// environment before the child's pid is known. A close-on-exec pipe says
-// how the step's exec went: EOF when it succeeded, else the error, as
-// ForkExec's own pipe does; until then signals for the child wait in
-// lfinit's queue, so none reaches the step instead of the command.
+// startThroughStep starts lfinit itself as the exec step (package step),
+// which sets LISTEN_PID to its own pid and execs path. A close-on-exec
+// pipe says how the step's exec went: EOF when it succeeded, else the
+// errno, as ForkExec's own pipe does; until then signals for the child
+// wait in lfinit's queue, so none reaches the step instead of the command.
 func startThroughStep(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return 0, &Error{exitcode.NotExec, fmt.Sprintf("cannot run %q: %v", argv[0], err)}
+		return 0, execError(argv[0], path, err)
 	}
 	defer r.Close()
-	step := *attr
-	step.Files = append(append([]uintptr{}, attr.Files...), w.Fd())
-	args := append([]string{stepArg0, strconv.Itoa(len(attr.Files)), argv[0], path}, argv[1:]...)
-	pid, err := syscall.ForkExec(stepExe, args, &step)
+	st := *attr
+	st.Files = append(append([]uintptr{}, attr.Files...), w.Fd())
+	sh := ""
+	if exists(shell) {
+		sh = shell
+	}
+	args := append([]string{step.Arg0, strconv.Itoa(len(attr.Files)), sh, path}, argv...)
+	pid, err := syscall.ForkExec(stepExe, args, &st)
 	w.Close()
 	if err != nil {
 		return 0, &Error{exitcode.NotExec, fmt.Sprintf("cannot run %q through lfinit's exec step (%s): %v", argv[0], stepExe, err)}
@@ -78,58 +76,6 @@ func startThroughStep(path string, argv []string, attr *syscall.ProcAttr) (int, 
 	// whose exec failed, before the reaper runs.
 	var ws unix.WaitStatus
 	unix.Wait4(pid, &ws, 0, nil)
-	return 0, decodeStepError(string(msg))
-}
-
-// decodeStepError reads the step's "CODE MESSAGE".
-func decodeStepError(msg string) *Error {
-	code, text, _ := strings.Cut(msg, " ")
-	n, err := strconv.Atoi(code)
-	if err != nil {
-		return &Error{exitcode.NotExec, "lfinit's exec step failed: " + msg}
-	}
-	return &Error{n, text}
-}
-
-// RunExecStep is lfinit's exec step when os.Args say that lfinit was
-// started as one, and returns otherwise. Call it before anything else.
-func RunExecStep() {
-	if len(os.Args) < 4 || os.Args[0] != stepArg0 {
-		return
-	}
-	os.Exit(execStep(os.Args[1:]))
-}
-
-// execStep sets LISTEN_PID to this process's pid and execs the command
-// (with /bin/sh for a file without #!, as Start does); it returns only
-// when that failed, having written why to the status descriptor.
-func execStep(args []string) int {
-	fd, err := strconv.Atoi(args[0])
-	if err != nil {
-		return exitcode.NotExec
-	}
-	// Not the command's: it must close when the command starts.
-	unix.CloseOnExec(fd)
-	name, path := args[1], args[2]
-	argv := append([]string{name}, args[3:]...)
-	env := withListenPID(os.Environ(), os.Getpid())
-	err = syscall.Exec(path, argv, env)
-	if errors.Is(err, syscall.ENOEXEC) && exists(shell) {
-		err = syscall.Exec(shell, append([]string{shell, path}, argv[1:]...), env)
-	}
-	e := execError(name, path, err)
-	unix.Write(fd, []byte(strconv.Itoa(e.Code)+" "+e.Msg))
-	return e.Code
-}
-
-// withListenPID is env with LISTEN_PID's value replaced by pid, in place:
-// nothing else of the environment changes.
-func withListenPID(env []string, pid int) []string {
-	out := append([]string{}, env...)
-	for i, kv := range out {
-		if strings.HasPrefix(kv, "LISTEN_PID=") {
-			out[i] = "LISTEN_PID=" + strconv.Itoa(pid)
-		}
-	}
-	return out
+	errno, _ := strconv.Atoi(string(msg))
+	return 0, execError(argv[0], path, syscall.Errno(errno))
 }

@@ -14,11 +14,8 @@ import (
 	"github.com/light-fabric/lfinit/exitcode"
 )
 
-// TestMain lets the test binary be its own exec step, as lfinit is.
-func TestMain(m *testing.M) {
-	RunExecStep()
-	os.Exit(m.Run())
-}
+// The test binary links package step, so it is its own exec step, as
+// lfinit is.
 
 func TestListenFDs(t *testing.T) {
 	for _, tc := range []struct {

@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/early"
-	_ "github.com/light-fabric/lfinit/cmd/lfinit/internal/execstep"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/metrics"
