@@ -67,6 +67,26 @@ func TestQuietOnATerminal(t *testing.T) {
 	})
 }
 
+// TestTerminalThroughTheExecStep: started through socket activation's
+// exec step, the child still gets the terminal's foreground: cat echoes a
+// typed line (a background cat would be stopped by SIGTTIN) and exits 0
+// on Ctrl-D.
+func TestTerminalThroughTheExecStep(t *testing.T) {
+	t.Parallel()
+	bothModes(t, func(t *testing.T, pid1 bool) {
+		cmd := fmt.Sprintf(`sh -c 'LISTEN_PID=$$ LISTEN_FDS=0 exec %s -- cat'`, lfinitBin)
+		if pid1 {
+			cmd = "unshare --pid --fork --mount-proc " + cmd
+		}
+		p := newPane(t, cmd+"; echo LFINIT-EXIT=$?; sleep 60")
+		time.Sleep(300 * time.Millisecond)
+		p.Line("hello-cat")
+		p.WaitFor("hello-cat", 2) // the terminal's echo, then cat's
+		p.Keys("C-d")
+		p.WaitFor("LFINIT-EXIT=0", 1)
+	})
+}
+
 // TestInitLeavesTheStartDirectory: once the child runs, lfinit's cwd is /
 // (it pins no mount) and the child's the start directory, where lfinit's
 // relative --status-file and --termination-log still land.
@@ -188,6 +208,28 @@ func TestSocketActivation(t *testing.T) {
 				r.signal(syscall.SIGTERM)
 				r.wait(10 * time.Second)
 			})
+		}
+	})
+}
+
+// TestSocketActivationExecFailures: through the exec step, a command
+// that is not found exits 127 and one that is not executable 126, with
+// the messages of a direct start.
+func TestSocketActivationExecFailures(t *testing.T) {
+	t.Parallel()
+	plain := filepath.Join(t.TempDir(), "plain")
+	if err := os.WriteFile(plain, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bothModes(t, func(t *testing.T, pid1 bool) {
+		for _, tc := range []struct {
+			cmd, msg string
+			code     int
+		}{{"/no/such/program", "no such file", 127}, {plain, "permission denied", 126}} {
+			r := startLaunch(t, pid1, []string{"--", tc.cmd}, launch{wrapper: []string{"sh", "-c", `LISTEN_PID=$$ LISTEN_FDS=0 exec "$@"`, "sh"}})
+			if got := r.wait(10 * time.Second); got != tc.code || !strings.Contains(r.stderr.String(), tc.msg) {
+				t.Errorf("%s: exit %d, want %d saying %q:\n%s", tc.cmd, got, tc.code, tc.msg, r.stderr.String())
+			}
 		}
 	})
 }
