@@ -1,12 +1,13 @@
 package container
 
 import (
-	"bufio"
 	"net"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/light-fabric/lfinit/internal/measure"
 )
 
 // TestSocketActivationUnderPodman: podman run --preserve-fds=1 with a
@@ -49,28 +50,12 @@ func TestSocketActivationUnderPodman(t *testing.T) {
 				t.Fatalf("the helper saw %v, want LISTEN_PID=%s and descriptor 3 %s", a, wantPID, tc.fd3)
 			}
 			if tc.name == "names-lfinit" {
-				if got := hello(t, l.Addr().String()); got != "hello from "+a["pid"] {
-					t.Fatalf("the socket answered %q, want the helper's hello", got)
+				if got, err := measure.FirstLine(l.Addr().String(), 10*time.Second); err != nil || got != "hello from "+a["pid"] {
+					t.Fatalf("the socket answered %q (%v), want the helper's hello", got, err)
 				}
 			}
 			c.stop(10)
 			checkExit(t, c, "graceful", 143)
 		})
 	}
-}
-
-// hello connects to addr and reads the one line the helper answers.
-func hello(t *testing.T, addr string) string {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the answer: %v", err)
-	}
-	return strings.TrimSpace(line)
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/light-fabric/lfinit/internal/measure"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -78,12 +78,7 @@ func TestTerminalThroughTheExecStep(t *testing.T) {
 		if pid1 {
 			cmd = "unshare --pid --fork --mount-proc " + cmd
 		}
-		p := newPane(t, cmd+"; echo LFINIT-EXIT=$?; sleep 60")
-		time.Sleep(300 * time.Millisecond)
-		p.Line("hello-cat")
-		p.WaitFor("hello-cat", 2) // the terminal's echo, then cat's
-		p.Keys("C-d")
-		p.WaitFor("LFINIT-EXIT=0", 1)
+		catSession(newPane(t, cmd+"; echo LFINIT-EXIT=$?; sleep 60"))
 	})
 }
 
@@ -184,8 +179,8 @@ func TestSocketActivation(t *testing.T) {
 			if a["listen_pid"] != a["pid"] || a["listen_fds"] != "1" || a["listen_fdnames"] != "web" || a["fd3"] != "listening" || a["sd_listen_fds"] != "true" {
 				t.Fatalf("the child saw %v, want LISTEN_PID its pid, LISTEN_FDS=1, the names, and the socket on 3", a)
 			}
-			if got := dialHello(t, addr); got != "hello from "+a["pid"] {
-				t.Fatalf("the socket answered %q, want the child's hello", got)
+			if got, err := measure.FirstLine(addr, 10*time.Second); err != nil || got != "hello from "+a["pid"] {
+				t.Fatalf("the socket answered %q (%v), want the child's hello", got, err)
 			}
 			r.signal(syscall.SIGTERM)
 			if got := r.wait(10 * time.Second); got != 143 {
@@ -232,22 +227,6 @@ func TestSocketActivationExecFailures(t *testing.T) {
 			}
 		}
 	})
-}
-
-// dialHello connects to addr and reads one line.
-func dialHello(t *testing.T, addr string) string {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the answer: %v", err)
-	}
-	return strings.TrimSpace(line)
 }
 
 // pipeOnFD3 makes a FIFO whose writer is lfinit's descriptor 3 (opened by
