@@ -33,6 +33,9 @@ type Options struct {
 	// Foreground makes the child's process group the foreground group of
 	// the terminal on stdin before it execs (see ForegroundTerminal).
 	Foreground bool
+	// ListenPID starts the child through lfinit's exec step, which sets
+	// its LISTEN_PID to its own pid (socket activation; see ListenFDs).
+	ListenPID bool
 }
 
 // shell runs a file the kernel refuses with ENOEXEC (no #! line), as
@@ -58,6 +61,9 @@ func Start(argv []string, o Options) (int, error) {
 		// setpgid, with every signal blocked, so it cannot be stopped by
 		// SIGTTOU or read the terminal before it owns it; Ctty is stdin.
 		Sys: &syscall.SysProcAttr{Setpgid: true, Foreground: o.Foreground, Ctty: 0},
+	}
+	if o.ListenPID {
+		return startThroughStep(path, argv, attr)
 	}
 	pid, err := syscall.ForkExec(path, argv, attr)
 	if errors.Is(err, syscall.ENOEXEC) && exists(shell) {
@@ -112,11 +118,9 @@ func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
-	pathVar := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			pathVar = v
-		}
+	pathVar, ok := lookup(env, "PATH")
+	if !ok {
+		pathVar = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	}
 	denied := ""
 	for _, dir := range filepath.SplitList(pathVar) {

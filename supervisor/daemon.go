@@ -122,7 +122,7 @@ func (r *runner) pidfileFailed(problem string) {
 // signalTree delivers a forward meant for every process of the tree.
 func (r *runner) signalTree(sig syscall.Signal) error {
 	res := reaper.SignalTree(r.PID1, sig, 0)
-	r.report(res.Failed, sig)
+	r.warnUnsignalled(res.Failed, sig)
 	if len(res.Hit) == 0 {
 		return errChildGone // nothing left to signal: nothing to report
 	}

@@ -97,26 +97,27 @@ type Publish func(statusfile.Status)
 // machine and carries out its actions.
 type runner struct {
 	Config
-	m          *Machine
-	self       int // lfinit's pid, read once: no syscall on the way out
-	child      int
-	reaped     bool // the child is reaped: its pid may be recycled, never signal it
-	start      time.Time
-	readyAt    time.Time
-	phaseSince time.Time
-	killed     []reaper.Proc // every process SIGKILLed, once each
-	killedSet  map[reaper.Proc]bool
-	leftovers  int             // processes the child left behind that got SIGTERM
-	unsignaled map[int]bool    // processes a signal could not reach, reported once each
-	treeMethod string          // how the tree is found (statusfile.Status.TreeMethod)
-	tty        *spawn.Terminal // lfinit's controlling terminal, nil without one
-	jobControl bool            // not PID 1 and on a terminal: stop when the child stops
-	nreaped    int
-	dirty      bool         // publish a status after this batch of actions
-	pidfile    pidfileState // --pidfile's reads (daemon.go)
-	pace       reapPace     // spaces out full reaps in a storm of orphans
-	reapLater  bool         // a SIGCHLD waits for pace's next full reap
-	probe      probeState   // the readiness check's reports (probe.go)
+	m           *Machine
+	self        int // lfinit's pid, read once: no syscall on the way out
+	child       int
+	reaped      bool // the child is reaped: its pid may be recycled, never signal it
+	start       time.Time
+	readyAt     time.Time
+	phaseSince  time.Time
+	killed      []reaper.Proc // every process SIGKILLed, once each
+	killedSet   map[reaper.Proc]bool
+	leftovers   int             // processes the child left behind that got SIGTERM
+	unsignaled  map[int]bool    // processes a signal could not reach, reported once each
+	treeMethod  string          // how the tree is found (statusfile.Status.TreeMethod)
+	tty         *spawn.Terminal // lfinit's controlling terminal, nil without one
+	interactive bool            // the child was given the terminal's foreground
+	jobControl  bool            // not PID 1 and on a terminal: stop when the child stops
+	nreaped     int
+	dirty       bool         // publish a status after this batch of actions
+	pidfile     pidfileState // --pidfile's reads (daemon.go)
+	pace        reapPace     // spaces out full reaps in a storm of orphans
+	reapLater   bool         // a SIGCHLD waits for pace's next full reap
+	probe       probeState   // the readiness check's reports (probe.go)
 }
 
 // Run starts the child and supervises it until lfinit must exit; it returns
@@ -237,20 +238,28 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 	now := time.Now()
 	// Forward before the bookkeeping: formatting the log line and waking
 	// the log writer take tens of microseconds a forward must not wait for.
-	acts := r.forwardNow(r.m.Signal(now, sig))
+	acts, sent := r.forwardNow(r.m.Signal(now, sig))
 	name := forward.Name(sig)
 	if r.Recorder != nil {
 		r.Recorder.SignalReceived(name)
 	}
-	if !r.logs(slog.LevelDebug) {
-		return acts
+	if r.logs(slog.LevelDebug) {
+		r.logReceived(name, what, now)
 	}
+	// What was sent is told after what caused it.
+	for _, d := range sent {
+		r.report(d.a, d.err)
+	}
+	return acts
+}
+
+// logReceived is the debug line of a received signal.
+func (r *runner) logReceived(name, what string, now time.Time) {
 	attrs := []any{"signal", name, "action", what}
 	if hard, ok := r.m.HardDeadline(); ok && r.m.ShuttingDown() {
 		attrs = append(attrs, "reason", forward.Reason(r.m.Trigger()), "hard_deadline", hard.UTC().Format(time.RFC3339Nano), "remaining_seconds", remaining(hard, now))
 	}
 	r.Log.Debug("signal received", attrs...)
-	return acts
 }
 
 // childSignal answers a SIGCHLD: a full reap, unless one ran too recently
@@ -311,25 +320,31 @@ func (r *runner) reap() []Action {
 }
 
 // startChild prepares lfinit's side (subreaper, descriptors) and starts
-// the child; once it runs, the signals Go cannot catch are ignored.
+// the child; once it runs, lfinit leaves the start directory and its
+// inherited descriptors, and ignores the signals Go cannot catch.
 func (r *runner) startChild() error {
 	if !r.PID1 {
 		if err := reaper.SetSubreaper(); err != nil {
 			r.Log.Warn("cannot become a child subreaper; orphans of the child will not be reaped by lfinit", "err", err)
 		}
 	}
-	if err := spawn.CloseInheritedFDs(r.PreserveFDs); err != nil {
+	inherited := spawn.InheritedFDs()
+	opts := r.spawnOptions()
+	if err := spawn.CloseInheritedFDs(opts.PreserveFDs); err != nil {
 		r.Log.Warn("cannot close inherited descriptors; the child may inherit them", "err", err)
 	}
-	pid, err := spawn.Start(r.Argv, spawn.Options{Env: r.Env, PreserveFDs: r.PreserveFDs, Foreground: r.openTerminal()})
+	pid, err := spawn.Start(r.Argv, opts)
+	// lfinit has no use for any of them: the child has its copies.
+	spawn.CloseFDs(inherited)
 	if err != nil {
 		return err
 	}
-	r.child = pid
+	r.child, r.interactive = pid, opts.Foreground
 	r.treeMethod = "kill-1"
 	if !r.PID1 {
 		r.treeMethod = reaper.Method()
 	}
+	r.leaveStartDir()
 	if err := forward.IgnoreUnrelayable(); err != nil {
 		r.Log.Warn("cannot ignore SIGRTMIN and signal 32; they would kill lfinit when it is not PID 1", "err", err)
 	}
@@ -337,6 +352,33 @@ func (r *runner) startChild() error {
 		"grace_seconds", seconds(r.Budget.Grace), "floor_seconds", seconds(r.Budget.Floor),
 		"drain_delay_seconds", seconds(r.Budget.DrainDelay), "forward_to", r.Target.String(), "tree_method", r.treeMethod)
 	return nil
+}
+
+// spawnOptions is how the child is started: with --preserve-fds'
+// descriptors and, when socket activation names lfinit (LISTEN_PID is
+// its pid), the LISTEN_FDS sockets too, and LISTEN_PID made the child's.
+func (r *runner) spawnOptions() spawn.Options {
+	o := spawn.Options{Env: r.Env, PreserveFDs: r.PreserveFDs, Foreground: r.openTerminal()}
+	n, ok := spawn.ListenFDs(r.Env, r.self)
+	if !ok {
+		return o
+	}
+	o.PreserveFDs = max(o.PreserveFDs, n)
+	o.ListenPID = spawn.CanSetListenPID()
+	if !o.ListenPID {
+		r.Log.Warn("socket activation: the sockets are passed, but without /proc lfinit cannot make LISTEN_PID the child's pid", "listen_fds", n)
+	}
+	r.Log.Debug("socket activation: passing the sockets and LISTEN_PID on", "listen_fds", n)
+	return o
+}
+
+// leaveStartDir moves lfinit to /, so that it pins no mount; the child
+// keeps the start directory, and lfinit's own paths were made absolute
+// before it started.
+func (r *runner) leaveStartDir() {
+	if err := os.Chdir("/"); err != nil {
+		r.Log.Debug("cannot move to /", "err", err)
+	}
 }
 
 // apply carries out actions in order; it reports the exit code when done.
@@ -350,7 +392,7 @@ func (r *runner) apply(acts []Action) (int, bool) {
 		case ActTermTree:
 			res := reaper.SignalTree(r.PID1, a.Signal, 0)
 			r.leftovers += len(res.Hit)
-			r.report(res.Failed, a.Signal)
+			r.warnUnsignalled(res.Failed, a.Signal)
 			r.Log.Debug("terminating leftovers of the child", "signal", "SIGTERM", "leftovers", len(res.Hit))
 		case ActKillTree:
 			r.kill(a.Signal)
@@ -393,24 +435,33 @@ func (r *runner) phase(p Phase) {
 // have been recycled, so nothing is sent and nothing is reported.
 var errChildGone = errors.New("the child is reaped")
 
+// delivery is a forward carried out, to be reported.
+type delivery struct {
+	a   Action
+	err error
+}
+
 // forwardNow carries out the forwards among acts at once, in order, and
-// returns the other actions for apply.
-func (r *runner) forwardNow(acts []Action) []Action {
+// returns the other actions for apply and the forwards to report.
+func (r *runner) forwardNow(acts []Action) ([]Action, []delivery) {
 	rest := acts[:0]
+	var sent []delivery
 	for _, a := range acts {
 		if a.Kind == ActForward {
-			r.forward(a)
+			sent = append(sent, delivery{a, r.deliver(a)})
 			continue
 		}
 		rest = append(rest, a)
 	}
-	return rest
+	return rest, sent
 }
 
-// forward sends a forwarded signal and reports it where it was sent: each
-// error decided there, as tini's wait_and_forward_signal does.
-func (r *runner) forward(a Action) {
-	err := r.deliver(a)
+// forward sends a forwarded signal and reports it.
+func (r *runner) forward(a Action) { r.report(a, r.deliver(a)) }
+
+// report tells of a forward where it was sent: each error decided there,
+// as tini's wait_and_forward_signal does.
+func (r *runner) report(a Action, err error) {
 	if err == errChildGone { // deliver's own sentinel, never wrapped
 		return
 	}
@@ -463,7 +514,7 @@ func (r *runner) kill(sig syscall.Signal) {
 	res := reaper.SignalTree(r.PID1, sig, group)
 	first := r.killedSet == nil
 	fresh := r.addKilled(res.Hit)
-	r.report(res.Failed, sig)
+	r.warnUnsignalled(res.Failed, sig)
 	if first && len(fresh) == 0 {
 		r.dirty = true
 		if r.logs(slog.LevelDebug) {
@@ -502,9 +553,9 @@ func (r *runner) addKilled(hit []reaper.Proc) []reaper.Proc {
 	return fresh
 }
 
-// report warns, once per process, of those a signal could not reach: the
+// warnUnsignalled warns, once per process, of those a signal could not reach: the
 // tree is then not what lfinit promises, and the final records say so.
-func (r *runner) report(failed []reaper.Failure, sig syscall.Signal) {
+func (r *runner) warnUnsignalled(failed []reaper.Failure, sig syscall.Signal) {
 	for _, f := range failed {
 		if r.unsignaled[f.Pid] {
 			continue
@@ -565,13 +616,17 @@ func (r *runner) summary(s statusfile.Status, code int, total time.Duration) []a
 }
 
 // finalLevel is INFO for a normal end, WARN for a forced one or one that
-// had to kill, ERROR when the child could not be started.
+// had to kill, ERROR when the child could not be started. A normal end of
+// an interactive run (the child had the terminal) is DEBUG: the terminal
+// shows only the child's output, as under tini, dumb-init and catatonit.
 func (r *runner) finalLevel() slog.Level {
 	switch {
 	case r.m.Outcome() == statusfile.Failed:
 		return slog.LevelError
 	case r.m.Outcome() == statusfile.DeadlineExceeded || len(r.killed) > 0 || len(r.unsignaled) > 0:
 		return slog.LevelWarn
+	case r.interactive:
+		return slog.LevelDebug
 	}
 	return slog.LevelInfo
 }
@@ -720,10 +775,15 @@ func remaining(deadline, now time.Time) float64 {
 }
 
 // seconds is d as a number of seconds, to the microsecond: logs carry
-// durations as numbers (*_seconds), which JSON queries can compare.
+// durations as numbers (*_seconds), which JSON queries can compare. It
+// divides whole microseconds once, so the number prints with six decimals
+// at most (Duration.Seconds adds two rounded parts: 1.5445069999999999).
 func seconds(d time.Duration) float64 {
-	return d.Round(time.Microsecond).Seconds()
+	return float64(d.Round(time.Microsecond)/time.Microsecond) / 1e6
 }
+
+// Seconds is a duration as lfinit logs it: seconds, to the microsecond.
+func Seconds(d time.Duration) float64 { return seconds(d) }
 
 func describe(ws unix.WaitStatus) string {
 	if ws.Signaled() {

@@ -192,6 +192,20 @@ func peerWord(opt byte, arg string, verbosity *int, c *config) ([]string, error)
 	return nil, usagef("catatonit's -P (pause without a command) is not supported: lfinit needs a command, e.g. lfinit -- sleep infinity")
 }
 
+// runEnv is a run's getenv over lookup (os.LookupEnv): a getenv answers ""
+// both for an unset variable and an empty one, but tini counts
+// TINI_KILL_PROCESS_GROUP as soon as it is set, whatever its value, empty
+// included; so an empty one reads as "set" here.
+func runEnv(lookup func(string) (string, bool)) func(string) string {
+	return func(key string) string {
+		v, ok := lookup(key)
+		if key == "TINI_KILL_PROCESS_GROUP" && ok && v == "" {
+			return "set"
+		}
+		return v
+	}
+}
+
 // applyPeerEnv reads the peers' variables for what neither a flag nor an
 // LFINIT_* variable set: TINI_KILL_PROCESS_GROUP and DUMB_INIT_SETSID for
 // the forwarding target, TINI_VERBOSITY and DUMB_INIT_DEBUG for the log

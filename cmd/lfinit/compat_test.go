@@ -182,3 +182,25 @@ func TestHelpNamesTheNewOptionsAndThePeers(t *testing.T) {
 		}
 	}
 }
+
+// TestTiniKillProcessGroupSetButEmpty: tini tests that the variable is
+// set, so an empty one forwards to the group too; an unset one does not.
+func TestTiniKillProcessGroupSetButEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"TINI_KILL_PROCESS_GROUP": ""}, "group"},
+		{map[string]string{}, "child"},
+		{map[string]string{"TINI_KILL_PROCESS_GROUP": "", "LFINIT_FORWARD_TO": "child"}, "child"},
+	} {
+		lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+		c, err := parseArgs([]string{"app"}, runEnv(lookup))
+		if err != nil {
+			t.Fatalf("%v: %v", tc.env, err)
+		}
+		if got := c.target.String(); got != tc.want {
+			t.Errorf("%v: forward to %s, want %s", tc.env, got, tc.want)
+		}
+	}
+}

@@ -38,9 +38,12 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 			return runSubcommand(args[1], args[2:], os.Getenv, stdout, stderr)
 		}
 	}
-	c, err := parseArgs(args[1:], os.Getenv)
+	c, err := parseArgs(args[1:], runEnv(os.LookupEnv))
 	if code, done := answer(c, err, stdout, stderr); done {
 		return code
+	}
+	if err := c.absPaths(); err != nil {
+		return usage(stderr, err.Error())
 	}
 	if c.parentDeath != 0 && os.Getpid() != 1 {
 		if err := setParentDeathSignal(c.parentDeath); err != nil {

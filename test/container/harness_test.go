@@ -37,6 +37,13 @@ var nameRE = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
 // test ends. The network is none: nothing here leaves loopback.
 func run(t *testing.T, image string, opts []string, args ...string) *ctr {
 	t.Helper()
+	return runFiles(t, image, nil, opts, args...)
+}
+
+// runFiles is run with files as podman's descriptors 3, 4, … (for
+// --preserve-fds).
+func runFiles(t *testing.T, image string, files []*os.File, opts []string, args ...string) *ctr {
+	t.Helper()
 	needPodman(t)
 	c := &ctr{t: t, name: "lfq-" + strings.ToLower(nameRE.ReplaceAllString(t.Name(), "-")), dir: t.TempDir()}
 	if len(c.name) > 60 {
@@ -59,7 +66,10 @@ func run(t *testing.T, image string, opts []string, args ...string) *ctr {
 	}
 	cmd = append(cmd, opts...)
 	cmd = append(cmd, image)
-	podman(t, append(cmd, args...)...)
+	cmd = append(cmd, args...)
+	if out, err := podmanFiles(time.Minute, files, cmd...); err != nil {
+		t.Fatalf("podman %s: %v\n%s", strings.Join(cmd, " "), err, out)
+	}
 	return c
 }
 

@@ -224,9 +224,15 @@ func buildImage(dir, tag, containerfile string, files map[string]string) error {
 
 // podmanCmd runs podman with a time limit and returns its combined output.
 func podmanCmd(limit time.Duration, args ...string) (string, error) {
+	return podmanFiles(limit, nil, args...)
+}
+
+// podmanFiles is podmanCmd with files as podman's descriptors 3, 4, ….
+func podmanFiles(limit time.Duration, files []*os.File, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "podman", args...)
+	cmd.ExtraFiles = files
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {

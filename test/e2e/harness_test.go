@@ -125,18 +125,35 @@ func start(t *testing.T, pid1 bool, lfinitArgs []string) *run {
 // then execs lfinit (so lfinit keeps the wrapper's pid).
 func startWith(t *testing.T, pid1 bool, lfinitArgs, env []string, wrapper ...string) *run {
 	t.Helper()
+	return startLaunch(t, pid1, lfinitArgs, launch{env: env, wrapper: wrapper})
+}
+
+// launch is how lfinit is started, beyond its arguments.
+type launch struct {
+	env []string
+	// wrapper runs first and execs lfinit with its arguments appended (as
+	// PID 1, inside the new namespace); HELPER and DIR are replaced.
+	wrapper []string
+	files   []*os.File // lfinit's parent's descriptors 3, 4, …
+	inDir   bool       // start in the run's directory, not the test's
+}
+
+// startLaunch starts lfinit as l says.
+func startLaunch(t *testing.T, pid1 bool, lfinitArgs []string, l launch) *run {
+	t.Helper()
 	needRoot(t)
 	r := &run{t: t, dir: t.TempDir(), pid1: pid1, done: make(chan struct{})}
-	args := append([]string{}, lfinitArgs...)
-	for i, a := range args {
-		args[i] = strings.ReplaceAll(strings.ReplaceAll(a, "HELPER", helperBin), "DIR", r.dir)
-	}
+	args := append(r.expand(l.wrapper), lfinitBin)
+	args = append(args, r.expand(lfinitArgs)...)
 	if pid1 {
-		prefix := append([]string{"--pid", "--fork", "--mount-proc"}, wrapper...)
-		r.cmd = exec.Command("unshare", append(append(prefix, lfinitBin), args...)...)
+		r.cmd = exec.Command("unshare", append([]string{"--pid", "--fork", "--mount-proc"}, args...)...)
 	} else {
-		argv := append(append(append([]string{}, wrapper...), lfinitBin), args...)
-		r.cmd = exec.Command(argv[0], argv[1:]...)
+		r.cmd = exec.Command(args[0], args[1:]...)
+	}
+	env := l.env
+	r.cmd.ExtraFiles = l.files
+	if l.inDir {
+		r.cmd.Dir = r.dir
 	}
 	r.cmd.Env = append(os.Environ(), env...)
 	if !setsVerbosity(env) {
@@ -165,6 +182,11 @@ func startWith(t *testing.T, pid1 bool, lfinitArgs, env []string, wrapper ...str
 		default:
 			syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
 			if p := r.lfinitPid(); p > 0 {
+				// Not as PID 1, its tree would outlive it and hold the
+				// output pipes open.
+				for _, d := range descendantsOf(p) {
+					syscall.Kill(d, syscall.SIGKILL)
+				}
 				syscall.Kill(p, syscall.SIGKILL)
 			}
 			<-r.done
@@ -174,6 +196,15 @@ func startWith(t *testing.T, pid1 bool, lfinitArgs, env []string, wrapper ...str
 		}
 	})
 	return r
+}
+
+// expand replaces HELPER and DIR in args.
+func (r *run) expand(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(strings.ReplaceAll(a, "HELPER", helperBin), "DIR", r.dir)
+	}
+	return out
 }
 
 // setsVerbosity reports whether env chooses the log level itself.
@@ -349,6 +380,16 @@ func childrenOf(ppid int) []int {
 		if p.ppid == ppid {
 			out = append(out, p.pid)
 		}
+	}
+	return out
+}
+
+// descendantsOf lists pid's descendants, children first.
+func descendantsOf(pid int) []int {
+	var out []int
+	for i, queue := 0, []int{pid}; i < len(queue); i++ {
+		kids := childrenOf(queue[i])
+		out, queue = append(out, kids...), append(queue, kids...)
 	}
 	return out
 }

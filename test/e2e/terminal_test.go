@@ -68,10 +68,16 @@ func TestTerminalPythonREPL(t *testing.T) {
 // 0 on Ctrl-D.
 func TestTerminalCat(t *testing.T) {
 	t.Parallel()
-	p := newPane(t, fmt.Sprintf("unshare --pid --fork --mount-proc %s -- cat; echo LFINIT-EXIT=$?; sleep 60", lfinitBin))
+	catSession(newPane(t, fmt.Sprintf("unshare --pid --fork --mount-proc %s -- cat; echo LFINIT-EXIT=$?; sleep 60", lfinitBin)))
+}
+
+// catSession types a line to cat under lfinit, sees it echoed twice (the
+// terminal's echo, then cat's: a cat out of the foreground would be
+// stopped instead), and ends it with Ctrl-D: lfinit exits 0.
+func catSession(p *ttypane.Pane) {
 	time.Sleep(300 * time.Millisecond)
 	p.Line("hello-cat")
-	p.WaitFor("hello-cat", 2) // the terminal's echo, then cat's
+	p.WaitFor("hello-cat", 2)
 	p.Keys("C-d")
 	p.WaitFor("LFINIT-EXIT=0", 1)
 }

@@ -63,6 +63,7 @@ type config struct {
 	listen           string
 	listenAfter      time.Duration
 	setsid           bool
+	activation       string
 }
 
 // errUsage means the flag package has already printed the error and usage.
@@ -94,6 +95,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&c.setsid, "setsid", false, "start a session (and process group) of its own first")
 	fs.StringVar(&c.listen, "listen", "", "serve HTTP 200 on `addr` (a service that becomes ready)")
 	fs.DurationVar(&c.listenAfter, "listen-after", 0, "start listening only after this delay (slow startup)")
+	fs.StringVar(&c.activation, "activation", "", "write what socket activation passed (LISTEN_*, descriptor 3) to `file`, and answer on descriptor 3 if sd_listen_fds(3) would take it")
 	fs.StringVar(&c.mode, "mode", modeMain, "internal: re-exec mode")
 	fs.IntVar(&c.n, "n", 0, "internal: orphan count for -mode orphan-parent")
 	fs.IntVar(&c.readyFD, "ready-fd", -1, "internal: `fd` to report readiness on to the parent")
@@ -439,6 +441,9 @@ func runMain(c *config, rec *recorder) {
 		rec.printf("forkloop-pid %d", cmd.Process.Pid)
 	}
 
+	if c.activation != "" {
+		reportActivation(rec, c.activation)
+	}
 	if c.listen != "" {
 		// The listener is opened late on purpose: readiness gating must wait for it.
 		time.AfterFunc(c.listenAfter, func() { serveHTTP(rec, c.listen) })
@@ -465,6 +470,46 @@ func serveHTTP(rec *recorder, addr string) {
 	http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
 	}))
+}
+
+// reportActivation writes what socket activation passed, as
+// sd_listen_fds(3) reads it, and when that accepts descriptor 3 as the one
+// listening socket, answers every connection on it with the helper's pid.
+func reportActivation(rec *recorder, path string) {
+	pid := os.Getpid()
+	lpid, nfds := os.Getenv("LISTEN_PID"), os.Getenv("LISTEN_FDS")
+	// Inherited, it has no close-on-exec; the helper's own descriptors
+	// (the Go runtime may have taken 3 when none was inherited) have it.
+	fd3 := "none"
+	if flags, err := unix.FcntlInt(3, unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+		fd3 = "other"
+		if v, err := unix.GetsockoptInt(3, unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err == nil && v == 1 {
+			fd3 = "listening"
+		}
+	}
+	accepted := lpid == strconv.Itoa(pid) && nfds == "1" && fd3 == "listening"
+	line := fmt.Sprintf("pid=%d listen_pid=%s listen_fds=%s listen_fdnames=%s fd3=%s sd_listen_fds=%v\n",
+		pid, lpid, nfds, os.Getenv("LISTEN_FDNAMES"), fd3, accepted)
+	if err := writeFileAtomic(path, line); err != nil {
+		fatalf(rec, "-activation: %v", err)
+	}
+	if !accepted {
+		return
+	}
+	l, err := net.FileListener(os.NewFile(3, "LISTEN_FDS"))
+	if err != nil {
+		fatalf(rec, "-activation: %v", err)
+	}
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprintf(conn, "hello from %d\n", pid)
+			conn.Close()
+		}
+	}()
 }
 
 // orphanBatch is how many orphans one intermediate process leaves behind.

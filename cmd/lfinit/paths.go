@@ -1,0 +1,26 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// absPaths makes lfinit's own relative paths (--status-file, --pidfile,
+// --termination-log) absolute against the start directory: once the child
+// runs, lfinit moves to / so that it pins no mount, and they must still
+// name the files the user meant. The child keeps the start directory, and
+// the subcommands (an exec probe runs in the container's working
+// directory) resolve their --status-file against their own.
+func (c *config) absPaths() error {
+	for _, p := range []*string{&c.statusFile, &c.opts.Pidfile, &c.termLog} {
+		if *p == "" || (p == &c.termLog && *p == "none") || filepath.IsAbs(*p) {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return fmt.Errorf("cannot make %q absolute: %v", *p, err)
+		}
+		*p = abs
+	}
+	return nil
+}
