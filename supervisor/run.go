@@ -38,7 +38,8 @@ type Config struct {
 	Publishers []Publish
 	// Readiness, when set, gates the ready phase on the child answering.
 	Readiness *readiness.Check
-	// Signals, when set, were caught earlier with Catch (nil: Run catches).
+	// Signals are lfinit's caught signals (CaughtSignals), caught before
+	// the child starts; Run refuses to start one without them.
 	Signals *Signals
 	// WarnOnReap logs at WARN every reaped process other than the child (tini -w).
 	WarnOnReap bool
@@ -55,23 +56,6 @@ type Signals struct {
 // on child, the rest on relayed; caught before Run was called.
 func CaughtSignals(relayed, child chan os.Signal) *Signals {
 	return &Signals{relayed: relayed, chld: child}
-}
-
-// Catch installs lfinit's signal handlers. Call it as early as possible:
-// a Go PID 1 that has not caught SIGTERM yet exits 2 on it, and once
-// caught, a signal that arrives before the child starts is queued, then
-// handled as soon as it runs.
-func Catch() *Signals {
-	s := &Signals{relayed: make(chan os.Signal, 256), chld: make(chan os.Signal, 1)}
-	signal.Notify(s.chld, syscall.SIGCHLD)
-	var notify []os.Signal
-	for _, sig := range forward.Caught {
-		if sig != syscall.SIGCHLD {
-			notify = append(notify, sig)
-		}
-	}
-	signal.Notify(s.relayed, notify...)
-	return s
 }
 
 // Recorder is told of each event as it happens, from the loop's
@@ -124,10 +108,10 @@ type runner struct {
 // is reaped and the exit code fixed. It returns how the run ended, and
 // writes none of the final records: that is the caller's.
 func Run(c Config) Result {
-	// Signal handlers first, before any child exists: a signal that arrives
-	// while the child starts is queued, not lost or fatal.
 	if c.Signals == nil {
-		c.Signals = Catch()
+		// A bug of the caller, not of the run: without handlers installed
+		// before the child starts, a signal meanwhile would be lost or fatal.
+		panic("supervisor.Run: no caught signals")
 	}
 	now := time.Now()
 	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now, self: os.Getpid(), sendTree: reaper.SignalTree}
