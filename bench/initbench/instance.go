@@ -35,6 +35,12 @@ type startOpts struct {
 	stderrLines bool // deliver PID 1's stderr lines on instance.stderr
 }
 
+// stderrFile, when set (-stderr-file), is the regular file PID 1's stderr
+// is appended to when its lines are not read; otherwise it is /dev/null.
+// A log on a file is the setup of most runs, and an init's last line costs
+// more there than on /dev/null.
+var stderrFile string
+
 // start runs prefix+child as PID 1 of a new PID namespace and returns once
 // that PID 1 is found (it may still be starting its child).
 func start(prefix, child []string, o startOpts) (*instance, error) {
@@ -47,6 +53,16 @@ func start(prefix, child []string, o startOpts) (*instance, error) {
 	cmd.Stdout = w
 	in := &instance{cmd: cmd, outR: r, out: bufio.NewReader(r), pidfd: -1}
 	var errR *os.File
+	if !o.stderrLines && stderrFile != "" {
+		f, err := os.OpenFile(stderrFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			r.Close()
+			w.Close()
+			return nil, err
+		}
+		cmd.Stderr = f
+		defer f.Close()
+	}
 	if o.stderrLines {
 		var errW *os.File
 		errR, errW, err = os.Pipe()
