@@ -93,6 +93,7 @@ func main() {
 	rounds := flag.Int("rounds", 0, "override the rounds of the startup, forwarding and shutdown runs")
 	reapNs := flag.String("reap-n", "", "override the orphan counts, e.g. 5000,20000")
 	reapReps := flag.Int("reap-reps", 0, "override the repetitions of each reaping run")
+	toFile := flag.Bool("stderr-file", false, "send every PID 1's stderr to a regular file (in the run's temp dir) instead of /dev/null")
 	anchors := flag.String("anchors", "tini,tini-static,dumb-init,catatonit", "the anchors to run, comma-separated")
 	flag.Parse()
 
@@ -135,6 +136,9 @@ func main() {
 	dir, err := os.MkdirTemp("", "initbench-")
 	check(err)
 	defer os.RemoveAll(dir)
+	if *toFile {
+		stderrFile = filepath.Join(dir, "stderr.log")
+	}
 	art, err := build(root, dir, *lfinitPath, *tags)
 	if err != nil {
 		os.RemoveAll(dir)
