@@ -52,6 +52,16 @@ func (c earlyCounts) width(span time.Duration, unsafe int) float64 {
 	return float64(span) / 1e6 * float64(unsafe) / float64(c.n)
 }
 
+// stderr is the standard error of the unsafe window's estimate: the
+// span times that of a share of c.n trials.
+func (c earlyCounts) stderr(span time.Duration) float64 {
+	if c.n == 0 {
+		return math.NaN()
+	}
+	p := float64(c.unsafe()) / float64(c.n)
+	return float64(span) / 1e6 * math.Sqrt(p*(1-p)/float64(c.n))
+}
+
 // cell is one bin of one init, in the words.
 func (c earlyCounts) cell() string {
 	if c.n == 0 {
@@ -125,13 +135,13 @@ func (r *report) earlySection(out *strings.Builder) []summaryRow {
 	}
 	fmt.Fprintf(out, "%s\n", t.String())
 
-	w := table{head: []string{"init", "trials", "ok", "lost", "exit 2", "other", "unsafe window (span × unsafe share)", "of it exit 2", "last lost at", "last exit 2 at"}}
+	w := table{head: []string{"init", "trials", "ok", "lost", "exit 2", "other", "unsafe window (span × unsafe share)", "± 1 s.e.", "of it exit 2", "last lost at", "last exit 2 at"}}
 	widths := map[string]float64{}
 	for _, i := range shown {
 		c := countEarly(res.trials[i.name], 0, math.MaxInt64)
 		widths[i.name] = c.width(earlySpan, c.unsafe())
 		w.add(i.name, fmt.Sprint(c.n), fmt.Sprint(c.ok), fmt.Sprint(c.lost), fmt.Sprint(c.exit2), fmt.Sprint(c.unsafe()-c.lost-c.exit2),
-			num(widths[i.name], 2)+" ms", num(c.width(earlySpan, c.exit2), 2)+" ms", ms(c.lastLost), ms(c.lastExit))
+			num(widths[i.name], 2)+" ms", num(c.stderr(earlySpan), 2)+" ms", num(c.width(earlySpan, c.exit2), 2)+" ms", ms(c.lastLost), ms(c.lastExit))
 	}
 	fmt.Fprintf(out, "%s\nThe unsafe window is the span times the share of trials that were lost or exited 2: the chance that a TERM is one of them, integrated over the span. "+
 		"The last instants are the latest trials of each kind; the instants are spread uniformly, so a window's edge is seen only as finely as the trials fall.\n\n", w.String())
