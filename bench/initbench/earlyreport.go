@@ -91,10 +91,10 @@ func (c earlyCounts) cell() string {
 	return strings.Join(parts, ", ")
 }
 
-// binEnd is where the bin that starts at from ends: the last one takes in
-// the kills a sleep's overshoot sent just after the span.
+// binEnd is where the bin that starts at from ends; the one that starts
+// at the span's end takes in the kills a late wake-up sent after it.
 func binEnd(from time.Duration) time.Duration {
-	if from+earlyBin >= earlySpan {
+	if from >= earlySpan {
 		return math.MaxInt64
 	}
 	return from + earlyBin
@@ -133,6 +133,15 @@ func (r *report) earlySection(out *strings.Builder) []summaryRow {
 		}
 		t.add(row...)
 	}
+	late := []string{fmt.Sprintf("≥ %d ms (the kill's thread woke late)", earlySpan/time.Millisecond)}
+	n := 0
+	for _, i := range shown {
+		c := countEarly(res.trials[i.name], earlySpan, binEnd(earlySpan))
+		late, n = append(late, c.cell()), n+c.n
+	}
+	if n > 0 {
+		t.add(late...)
+	}
 	fmt.Fprintf(out, "%s\n", t.String())
 
 	w := table{head: []string{"init", "trials", "ok", "lost", "exit 2", "other", "unsafe window (span × unsafe share)", "± 1 s.e.", "of it exit 2", "last lost at", "last exit 2 at"}}
@@ -143,7 +152,7 @@ func (r *report) earlySection(out *strings.Builder) []summaryRow {
 		w.add(i.name, fmt.Sprint(c.n), fmt.Sprint(c.ok), fmt.Sprint(c.lost), fmt.Sprint(c.exit2), fmt.Sprint(c.unsafe()-c.lost-c.exit2),
 			num(widths[i.name], 2)+" ms", num(c.stderr(earlySpan), 2)+" ms", num(c.width(earlySpan, c.exit2), 2)+" ms", ms(c.lastLost), ms(c.lastExit))
 	}
-	fmt.Fprintf(out, "%s\nThe unsafe window is the span times the share of trials that were lost or exited 2: the chance that a TERM is one of them, integrated over the span. "+
+	fmt.Fprintf(out, "%s\nThe unsafe window is the span times the share of trials that were lost or exited 2: the chance that a TERM is one of them, integrated over the span; its standard error, span × √(p(1−p)/n), says how far two inits' windows must differ to mean anything. "+
 		"The last instants are the latest trials of each kind; the instants are spread uniformly, so a window's edge is seen only as finely as the trials fall.\n\n", w.String())
 	return r.earlySummary(widths)
 }
@@ -171,7 +180,7 @@ func (r *report) earlySummary(widths map[string]float64) []summaryRow {
 		return rows
 	}
 	stray := 0
-	for from := time.Duration(0); from < earlySpan; from += earlyBin {
+	for from := time.Duration(0); from <= earlySpan; from += earlyBin {
 		if countEarly(floor, from, binEnd(from)).exit2 == 0 {
 			stray += countEarly(res.trials["lfinit"], from, binEnd(from)).exit2
 		}
