@@ -5,9 +5,9 @@
 // reaches a Go PID 1 before signal.Notify makes it exit 2, and one that
 // arrives before the runtime's handlers is dropped by the kernel. Go
 // initialises a package once its imports are, the lexically first ready
-// package first: this one imports only os/signal (and syscall, which
-// os/signal needs anyway), so it is ready as soon as os/signal is, and its
-// init is the first code of lfinit's own to run. It keeps its own list of
+// package first: this one imports only os/signal (and os and syscall,
+// which os/signal needs anyway), so it is ready as soon as os/signal is,
+// and its init is the first code of lfinit's own to run. It keeps its own list of
 // the signals to catch, checked against forward.Table by its test:
 // importing forward would wait for fmt, reflect, unicode and x/sys/unix.
 package early
