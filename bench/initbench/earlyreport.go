@@ -118,13 +118,21 @@ func (r *report) earlySection(out *strings.Builder) []summaryRow {
 		"SIGTERM to that PID 1 (pidfd) at the instant after it was seen, on a thread with 1 ns of timer slack. "+
 		"ok: PID 1 exited 143 (the child died of the forwarded TERM); lost: PID 1 still ran %v later (the kernel drops a signal to a namespace's PID 1 that has no handler for it; in a container the engine's SIGKILL ends it at its stop timeout, exit 137); "+
 		"exit 2: the Go runtime's handler was installed and signal.Notify not yet called, and it exited 2.\n\n", earlySpan/time.Millisecond, earlyPoll/time.Microsecond, res.lostAfter)
-	t := table{head: []string{"after the PID 1 appears"}}
 	var shown []initSpec
 	for _, i := range r.inits {
 		if _, ok := res.trials[i.name]; ok {
 			shown = append(shown, i)
-			t.head = append(t.head, i.name)
 		}
+	}
+	earlyBins(out, res, shown)
+	return r.earlySummary(earlyWindows(out, res, shown))
+}
+
+// earlyBins writes the outcomes by 2 ms bin, one column an init.
+func earlyBins(out *strings.Builder, res earlyResult, shown []initSpec) {
+	t := table{head: []string{"after the PID 1 appears"}}
+	for _, i := range shown {
+		t.head = append(t.head, i.name)
 	}
 	for from := time.Duration(0); from < earlySpan; from += earlyBin {
 		row := []string{fmt.Sprintf("%d–%d ms", from/time.Millisecond, (from+earlyBin)/time.Millisecond)}
@@ -143,7 +151,11 @@ func (r *report) earlySection(out *strings.Builder) []summaryRow {
 		t.add(late...)
 	}
 	fmt.Fprintf(out, "%s\n", t.String())
+}
 
+// earlyWindows writes each init's totals and unsafe window, and returns
+// the windows.
+func earlyWindows(out *strings.Builder, res earlyResult, shown []initSpec) map[string]float64 {
 	w := table{head: []string{"init", "trials", "ok", "lost", "exit 2", "other", "unsafe window (span × unsafe share)", "± 1 s.e.", "of it exit 2", "last lost at", "last exit 2 at"}}
 	widths := map[string]float64{}
 	for _, i := range shown {
@@ -154,7 +166,7 @@ func (r *report) earlySection(out *strings.Builder) []summaryRow {
 	}
 	fmt.Fprintf(out, "%s\nThe unsafe window is the span times the share of trials that were lost or exited 2: the chance that a TERM is one of them, integrated over the span; its standard error, span × √(p(1−p)/n), says how far two inits' windows must differ to mean anything. "+
 		"The last instants are the latest trials of each kind; the instants are spread uniformly, so a window's edge is seen only as finely as the trials fall.\n\n", w.String())
-	return r.earlySummary(widths)
+	return widths
 }
 
 // earlySummary is lfinit's two rows of the summary: its unsafe window
