@@ -66,7 +66,13 @@ func startThroughStep(path string, argv []string, attr *syscall.ProcAttr) (int, 
 	pid, err := syscall.ForkExec(stepExe, args, &st)
 	w.Close()
 	if err != nil {
-		return 0, &Error{exitcode.NotExec, fmt.Sprintf("cannot run %q through lfinit's exec step (%s): %v", argv[0], stepExe, err)}
+		hint := ""
+		if attr.Sys.Credential != nil && err == syscall.EACCES {
+			// The step runs as the --user already: lfinit's binary must
+			// be executable by that user.
+			hint = " (with --user, lfinit's binary must be executable by that user: chmod 755)"
+		}
+		return 0, &Error{exitcode.NotExec, fmt.Sprintf("cannot run %q through lfinit's exec step (%s): %v%s", argv[0], stepExe, err, hint)}
 	}
 	msg, _ := io.ReadAll(r)
 	if len(msg) == 0 {

@@ -36,6 +36,9 @@ type Options struct {
 	// ListenPID starts the child through lfinit's exec step, which sets
 	// its LISTEN_PID to its own pid (socket activation; see ListenFDs).
 	ListenPID bool
+	// Credential, when set, is the uid, gid and groups the child execs
+	// with (--user); lfinit keeps its own.
+	Credential *syscall.Credential
 }
 
 // shell runs a file the kernel refuses with ENOEXEC (no #! line), as
@@ -60,9 +63,20 @@ func Start(argv []string, o Options) (int, error) {
 		// With Foreground, the child does the TIOCSPGRP itself after its
 		// setpgid, with every signal blocked, so it cannot be stopped by
 		// SIGTTOU or read the terminal before it owns it; Ctty is stdin.
-		Sys: &syscall.SysProcAttr{Setpgid: true, Foreground: o.Foreground, Ctty: 0},
+		// Credential is applied after the TIOCSPGRP, which still runs
+		// with lfinit's identity.
+		Sys: &syscall.SysProcAttr{Setpgid: true, Foreground: o.Foreground, Ctty: 0, Credential: o.Credential},
 	}
-	if o.ListenPID {
+	start := func() (int, error) { return forkExec(path, argv, attr, o.ListenPID) }
+	if needsClearedInheritable(o.Credential) {
+		return withoutInheritable(start)
+	}
+	return start()
+}
+
+// forkExec starts path directly, or through the exec step for LISTEN_PID.
+func forkExec(path string, argv []string, attr *syscall.ProcAttr, listenPID bool) (int, error) {
+	if listenPID {
 		return startThroughStep(path, argv, attr)
 	}
 	pid, err := syscall.ForkExec(path, argv, attr)

@@ -43,6 +43,8 @@ type Config struct {
 	Signals *Signals
 	// WarnOnReap logs at WARN every reaped process other than the child (tini -w).
 	WarnOnReap bool
+	// Credential, when set, is the child's uid, gid and groups (--user).
+	Credential *syscall.Credential
 }
 
 // Signals are lfinit's caught signals, queued until the loop reads them.
@@ -340,7 +342,7 @@ func (r *runner) startChild() error {
 // descriptors and, when socket activation names lfinit (LISTEN_PID is
 // its pid), the LISTEN_FDS sockets too, and LISTEN_PID made the child's.
 func (r *runner) spawnOptions() spawn.Options {
-	o := spawn.Options{Env: r.Env, PreserveFDs: r.PreserveFDs, Foreground: r.openTerminal()}
+	o := spawn.Options{Env: r.Env, PreserveFDs: r.PreserveFDs, Foreground: r.openTerminal(), Credential: r.Credential}
 	n, ok := spawn.ListenFDs(r.Env, r.self)
 	if !ok {
 		return o

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/light-fabric/lfinit/ident"
 	"github.com/light-fabric/lfinit/internal/netaddr"
 	"github.com/light-fabric/lfinit/readiness"
 )
@@ -40,6 +41,7 @@ var (
 	checkMetrics   = orOff(checkListenAddr)
 	checkGateway   = orOff(checkPushGateway)
 	checkPidfile   = orOff(checkPidfilePath)
+	checkUser      = orOff(checkUserSpec)
 )
 
 // checkListenAddr checks --metrics-addr: port 0 is allowed there, it asks
@@ -79,4 +81,11 @@ func checkPidfilePath(path string) error {
 		return fmt.Errorf("%q is a directory: name the file the daemon writes its pid to", path)
 	}
 	return nil
+}
+
+// checkUserSpec checks --user's syntax; the names are looked up when the
+// run is prepared, so parsing reads no file.
+func checkUserSpec(spec string) error {
+	_, err := ident.ParseSpec(spec)
+	return err
 }

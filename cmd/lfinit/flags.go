@@ -47,6 +47,7 @@ func options(c *config) []option {
 		{"parent-death-signal", signalValue{sig: def(&c.parentDeath, 0)}, "signal lfinit sends itself when its parent exits (not as PID 1)"},
 		{"pidfile", checkedValue{stringValue{def(&o.Pidfile, "")}, checkPidfile}, "once COMMAND exits 0, follow the daemon whose pid is in this file"},
 		{"pidfile-timeout", durationValue{def(&o.PidfileTimeout, supervisor.PidfileTimeoutDefault)}, "how long to wait for --pidfile to name a daemon after COMMAND exits 0"},
+		{"user", checkedValue{stringValue{def(&c.user, "")}, checkUser}, "run COMMAND as USER[:GROUP] (names or numbers; lfinit keeps its own identity)"},
 		{"wait-for", choiceValue{def(&c.waitFor, "child"), []string{"child", "tree"}}, "what the run lasts for: child (COMMAND) or tree (until every process of the tree is gone)"},
 		{"warn-on-reap", boolValue{def(&c.warnOnReap, false)}, "log at WARN every reaped process that is not the child"},
 		{"status-file", stringValue{def(&c.statusFile, "")}, "JSON status file, replaced atomically at every transition"},

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,10 +55,15 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 
 	// Everything that can fail on bad input fails here, before the child
 	// exists: from the child's start on, nothing may be fatal.
+	cred, childEnv, err := childUser(c.user, childEnv)
+	if err != nil {
+		return usage(stderr, err.Error())
+	}
 	pre, err := prepare(c)
 	if err != nil {
 		return usage(stderr, err.Error())
 	}
+	pre.cred = cred
 	return supervise(c, pre, env, childEnv, maskErr, stderr)
 }
 
@@ -109,6 +115,7 @@ func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, 
 		Readiness:   c.readiness(),
 		Signals:     supervisor.CaughtSignals(early.Relayed, early.Child),
 		WarnOnReap:  c.warnOnReap,
+		Credential:  pre.cred,
 	})
 	// Written in line, in order, by this goroutine: lfinit then exits
 	// without waiting for another thread.
@@ -118,7 +125,8 @@ func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, 
 
 // prepared holds what was checked and opened before the child starts.
 type prepared struct {
-	metrics net.Listener // nil when --metrics-addr is not set
+	metrics net.Listener        // nil when --metrics-addr is not set
+	cred    *syscall.Credential // the child's identity (--user), nil: lfinit's
 }
 
 // prepare makes the checks that must fail before the child starts: the

@@ -44,6 +44,7 @@ type config struct {
 	warnOnReap  bool
 	license     bool   // tini -l, catatonit -L
 	waitFor     string // --wait-for: child or tree (daemonopts.go)
+	user        string // --user USER[:GROUP], resolved by prepare (user.go)
 }
 
 // usageError is a bad flag, variable or value: exit 2 before anything starts.

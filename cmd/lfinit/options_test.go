@@ -150,6 +150,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"app"}, []string{"LFINIT_READY_TCP", "localhost:80800"}, "LFINIT_READY_TCP: port"},
 		{[]string{"app"}, []string{"LFINIT_PUSH_GATEWAY", "http://pgw:0"}, "LFINIT_PUSH_GATEWAY: port"},
 		{[]string{"app"}, []string{"LFINIT_WARN_ON_REAP", "maybe"}, "LFINIT_WARN_ON_REAP"},
+		{[]string{"--user", ":app", "app"}, nil, `--user: ":app" names no user`},
+		{[]string{"app"}, []string{"LFINIT_USER", "1000:4294967295"}, "LFINIT_USER"},
 	} {
 		_, err := parseArgs(tc.args, envOf(tc.env...))
 		var ue *usageError
