@@ -64,6 +64,7 @@ type config struct {
 	listenAfter      time.Duration
 	setsid           bool
 	activation       string
+	identity         bool
 }
 
 // errUsage means the flag package has already printed the error and usage.
@@ -92,6 +93,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.readyFile, "ready-file", "", "write \"ready\" to `file` once setup is done")
 	fs.StringVar(&c.print, "print", "", "print `text` to stdout at start")
 	fs.StringVar(&c.stderr, "stderr", "", "print `text` to stderr at start")
+	fs.BoolVar(&c.identity, "identity", false, "print the ids, groups and capabilities of /proc/self/status, and HOME, to stdout at start")
 	fs.BoolVar(&c.setsid, "setsid", false, "start a session (and process group) of its own first")
 	fs.StringVar(&c.listen, "listen", "", "serve HTTP 200 on `addr` (a service that becomes ready)")
 	fs.DurationVar(&c.listenAfter, "listen-after", 0, "start listening only after this delay (slow startup)")
@@ -405,6 +407,9 @@ func runMain(c *config, rec *recorder) {
 	if c.stderr != "" {
 		fmt.Fprintln(os.Stderr, c.stderr)
 	}
+	if c.identity {
+		printIdentity()
+	}
 
 	// In batches: an intermediate's dead children stay its zombies until it
 	// exits, so one intermediate making 50,000 would exhaust the pid space
@@ -684,4 +689,21 @@ func runForkloop(c *config, rec *recorder) {
 		_, _ = syscall.ForkExec(sleepBin, argv, &syscall.ProcAttr{Files: files, Env: os.Environ()})
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// printIdentity prints who the helper runs as: the Uid, Gid, Groups and
+// Cap* lines of /proc/self/status, and HOME=value.
+func printIdentity() {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		fmt.Fprintln(os.Stdout, "identity-error", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, k := range []string{"Uid:", "Gid:", "Groups:", "CapInh:", "CapPrm:", "CapEff:", "CapAmb:"} {
+			if strings.HasPrefix(l, k) {
+				fmt.Fprintln(os.Stdout, strings.Join(strings.Fields(l), " "))
+			}
+		}
+	}
+	fmt.Fprintf(os.Stdout, "HOME=%s\n", os.Getenv("HOME"))
 }
