@@ -71,6 +71,14 @@ func TestTerminalCat(t *testing.T) {
 	catSession(newPane(t, fmt.Sprintf("unshare --pid --fork --mount-proc %s -- cat; echo LFINIT-EXIT=$?; sleep 60", lfinitBin)))
 }
 
+// TestTerminalCatAsUser: with --user the child still takes the terminal's
+// foreground (Go's child makes the TIOCSPGRP before its setuid), so cat
+// reads and echoes as it does without it.
+func TestTerminalCatAsUser(t *testing.T) {
+	t.Parallel()
+	catSession(newPane(t, fmt.Sprintf("unshare --pid --fork --mount-proc %s --user 65534:65534 -- cat; echo LFINIT-EXIT=$?; sleep 60", lfinitBin)))
+}
+
 // catSession types a line to cat under lfinit, sees it echoed twice (the
 // terminal's echo, then cat's: a cat out of the foreground would be
 // stopped instead), and ends it with Ctrl-D: lfinit exits 0.
