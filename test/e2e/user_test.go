@@ -77,74 +77,51 @@ func runUser(t *testing.T, wrapper []string, env []string, args ...string) (int,
 	return r.wait(10 * time.Second), r.stdout.String() + r.stderr.String()
 }
 
-// TestUserByName: a name takes its uid, gid and home from /etc/passwd and
-// its supplementary groups from /etc/group; the HOME podman or Docker set
-// for root (/root) is replaced; no capability is left.
-func TestUserByName(t *testing.T) {
-	code, out := runUser(t, withEtc(t, ""), []string{"HOME=/root"}, "--user", "app")
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, out)
+// TestUserIdentity: the child's ids, groups, HOME and capabilities, as
+// /proc/PID/status shows them, for each way of naming the user.
+func TestUserIdentity(t *testing.T) {
+	for _, c := range []struct {
+		name, prefix                  string // prefix: what lfinit is exec'd through
+		env, args                     []string
+		uid, gid, groups, home, proof string // proof: a line of lfinit's log
+	}{
+		// From /etc/passwd and /etc/group; the /root an engine sets is replaced.
+		{name: "name", env: []string{"HOME=/root"}, args: []string{"--user", "app"},
+			uid: "1234", gid: "1234", groups: "1234 2345", home: "/home/app"},
+		// UID:GID needs no entry; a HOME the operator chose is kept.
+		{name: "uid-gid", env: []string{"HOME=/data", "LFINIT_USER=4321:4322"},
+			uid: "4321", gid: "4322", groups: "4322", home: "/data"},
+		// A uid alone without an entry: lfinit's gid (as docker run --user UID), HOME /.
+		{name: "uid-without-entry", env: []string{"HOME=/root"}, args: []string{"--user", "4321"},
+			uid: "4321", gid: "0", groups: "0", home: "/"},
+		// lfinit started with inheritable and ambient capabilities: the
+		// kernel's setuid clears the ambient set but keeps the inheritable
+		// one, which lfinit clears itself.
+		{name: "inherited-capabilities", prefix: "setpriv --inh-caps=+net_bind_service,+chown --ambient-caps=+net_bind_service",
+			args: []string{"--user", "app:audio"}, uid: "1234", gid: "29", groups: "29", home: "/home/app"},
+		// Socket activation: through the exec step, still as the user.
+		{name: "exec-step", prefix: "env LISTEN_PID=$$ LISTEN_FDS=0", args: []string{"--user", "app"},
+			uid: "1234", gid: "1234", groups: "1234 2345", home: "/home/app", proof: "socket activation: passing the sockets and LISTEN_PID on"},
+		// Root keeps root's capabilities (wantIdentity checks none for 0).
+		{name: "root", args: []string{"--user", "0:audio"}, uid: "0", gid: "29", groups: "29", home: "/root"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out := runUser(t, withEtc(t, c.prefix), c.env, c.args...)
+			if code != 0 || !strings.Contains(out, c.proof) {
+				t.Fatalf("exit %d, want 0 and %q in the output:\n%s", code, c.proof, out)
+			}
+			wantIdentity(t, identity(t, out), c.uid, c.gid, c.groups, c.home)
+		})
 	}
-	wantIdentity(t, identity(t, out), "1234", "1234", "1234 2345", "/home/app")
-}
-
-// TestUserNumericGroupAndHomeKept: UID:GID needs no entry, the groups are
-// that gid alone, and a HOME the operator chose is kept (LFINIT_USER).
-func TestUserNumericGroupAndHomeKept(t *testing.T) {
-	code, out := runUser(t, withEtc(t, ""), []string{"HOME=/data", "LFINIT_USER=4321:4322"})
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, out)
-	}
-	wantIdentity(t, identity(t, out), "4321", "4322", "4322", "/data")
-}
-
-// TestUserNumericWithoutEntry: a uid alone without a passwd entry gets
-// lfinit's gid (0, as `docker run --user UID`) and HOME /.
-func TestUserNumericWithoutEntry(t *testing.T) {
-	code, out := runUser(t, withEtc(t, ""), []string{"HOME=/root"}, "--user", "4321")
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, out)
-	}
-	wantIdentity(t, identity(t, out), "4321", "0", "0", "/")
-}
-
-// TestUserClearsInheritedCapabilities: started with inheritable and
-// ambient capabilities, lfinit still gives a non-root child none (the
-// kernel's setuid clears the ambient set but keeps the inheritable one).
-func TestUserClearsInheritedCapabilities(t *testing.T) {
-	caps := "setpriv --inh-caps=+net_bind_service,+chown --ambient-caps=+net_bind_service"
-	code, out := runUser(t, withEtc(t, caps), nil, "--user", "app:audio")
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, out)
-	}
-	wantIdentity(t, identity(t, out), "1234", "29", "29", "/home/app")
 }
 
 // TestUserRootKeepsCapabilities: --user 0 is root, with root's
 // capabilities (what the uid implies); only the groups change.
 func TestUserRootKeepsCapabilities(t *testing.T) {
-	code, out := runUser(t, withEtc(t, ""), nil, "--user", "0:audio")
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, out)
-	}
-	got := identity(t, out)
-	wantIdentity(t, got, "0", "29", "29", "/root")
-	if got["CapEff"] == "0000000000000000" {
+	_, out := runUser(t, withEtc(t, ""), nil, "--user", "0:audio")
+	if got := identity(t, out); got["CapEff"] == "0000000000000000" {
 		t.Errorf("root's child lost its capabilities: CapEff %s", got["CapEff"])
 	}
-}
-
-// TestUserThroughExecStep: with socket activation the child starts
-// through lfinit's exec step, and still runs as the user.
-func TestUserThroughExecStep(t *testing.T) {
-	code, out := runUser(t, withEtc(t, "env LISTEN_PID=$$ LISTEN_FDS=0"), nil, "--user", "app")
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, out)
-	}
-	if !strings.Contains(out, "socket activation: passing the sockets and LISTEN_PID on") {
-		t.Errorf("the exec step was not used:\n%s", out)
-	}
-	wantIdentity(t, identity(t, out), "1234", "1234", "1234 2345", "/home/app")
 }
 
 // TestUserErrors: an unknown user or group, a bad spec, or a non-root
