@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"syscall"
@@ -18,7 +19,7 @@ func childUser(spec string, env []string) (*syscall.Credential, []string, error)
 	}
 	id, err := ident.Resolve(spec, ident.System, uint32(os.Getgid()))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("--user %s: %v", spec, err)
 	}
 	cred, err := spawn.Credential(id)
 	if err != nil {

@@ -79,6 +79,8 @@ func badValues(dir, busy string) []badValue {
 		{[]string{"-h=maybe"}, nil, "-h"},
 		{[]string{"--version=maybe"}, nil, "--version"},
 		{[]string{"--no-such-flag"}, nil, "--no-such-flag"},
+		{[]string{"--user", "app:"}, nil, "--user"},
+		{[]string{"--user", "no-such-user-here"}, nil, "--user"},
 		// The same checks on the variables, which the message names.
 		{nil, []string{"LFINIT_GRACE=10"}, "LFINIT_GRACE"},
 		{nil, []string{"LFINIT_DEADLINE_SIGNAL=sometimes"}, "LFINIT_DEADLINE_SIGNAL"},
@@ -87,6 +89,7 @@ func badValues(dir, busy string) []badValue {
 		{nil, []string{"LFINIT_METRICS_ADDR=:99999"}, "LFINIT_METRICS_ADDR"},
 		{nil, []string{"LFINIT_PUSH_GATEWAY=http://pgw:0"}, "LFINIT_PUSH_GATEWAY"},
 		{nil, []string{"LFINIT_WARN_ON_REAP=maybe"}, "LFINIT_WARN_ON_REAP"},
+		{nil, []string{"LFINIT_USER=a:b:c"}, "LFINIT_USER"},
 		{nil, []string{"LFINIT_PUSH_GROUPING=a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=1,n=1,o=1,p=1,q=1"},
 			"for LFINIT_PUSH_GROUPING: more than 16 grouping labels; the limit is 16"},
 	}

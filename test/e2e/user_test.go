@@ -131,9 +131,9 @@ func TestUserErrors(t *testing.T) {
 	for _, c := range []struct {
 		name, prelude, user, want string
 	}{
-		{"unknown user", "", "nosuch", `lfinit: user "nosuch" is not in /etc/passwd`},
-		{"malformed entry", "", "broken", `lfinit: user "broken" is not in /etc/passwd`},
-		{"unknown group", "", "app:nosuch", `lfinit: group "nosuch" is not in /etc/group`},
+		{"unknown user", "", "nosuch", `lfinit: --user nosuch: user "nosuch" is not in /etc/passwd`},
+		{"malformed entry", "", "broken", `lfinit: --user broken: user "broken" is not in /etc/passwd`},
+		{"unknown group", "", "app:nosuch", `lfinit: --user app:nosuch: group "nosuch" is not in /etc/group`},
 		{"two colons", "", "app:app:app", `has more than one colon`},
 		{"not root", "setpriv --reuid 1234 --regid 1234 --clear-groups", "4321", "lfinit runs as uid 1234 gid 1234 without CAP_SETUID and CAP_SETGID"},
 	} {
