@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 )
 
 // BenchmarkSignalLogLine is one "signal received" line through slog and the
