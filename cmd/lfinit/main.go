@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/light-fabric/lfinit/cmd/lfinit/internal/asynclog"
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/early"
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/final"
 	"github.com/light-fabric/lfinit/exitcode"
@@ -157,7 +158,7 @@ type observers struct {
 
 // start serves metrics and starts the status-file writer, and says where
 // the final records go.
-func (p *prepared) start(c *config, log *slog.Logger, logOut *asyncWriter) (obs observers, rec final.Records) {
+func (p *prepared) start(c *config, log *slog.Logger, logOut *asynclog.Writer) (obs observers, rec final.Records) {
 	rec = final.Records{Log: log, FlushLog: logOut.Close, StatusPath: c.statusFile, TerminationLog: terminationLog(c.termLog)}
 	var publisher *statusfile.Publisher
 	if c.statusFile != "" {
@@ -209,7 +210,7 @@ func pusher(p pushConfig, g prometheus.Gatherer, log *slog.Logger) func() {
 
 // newMetrics is lfinit's registry, with the signal counters an operator
 // queries already at 0.
-func newMetrics(c *config, logOut *asyncWriter, publisher *statusfile.Publisher) *metrics.Metrics {
+func newMetrics(c *config, logOut *asynclog.Writer, publisher *statusfile.Publisher) *metrics.Metrics {
 	src := metrics.Sources{
 		// Counted at scrape time only: a /proc scan is no work for the loop.
 		LiveChildren:    func() int { return len(reaper.Live(reaper.Walk(os.Getpid()))) },
@@ -226,8 +227,8 @@ func newMetrics(c *config, logOut *asyncWriter, publisher *statusfile.Publisher)
 
 // newLogger is lfinit's slog logger on stderr, through a queue that never
 // blocks the loop.
-func newLogger(c *config, stderr io.Writer) (*asyncWriter, *slog.Logger) {
-	out := newAsyncWriter(stderr, 1024)
+func newLogger(c *config, stderr io.Writer) (*asynclog.Writer, *slog.Logger) {
+	out := asynclog.New(stderr, 1024)
 	opts := &slog.HandlerOptions{Level: c.logLevel}
 	var h slog.Handler = slog.NewTextHandler(out, opts)
 	if c.logFormat == "json" {
