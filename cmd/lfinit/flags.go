@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/cmd/lfinit/internal/push"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/supervisor"
 )
@@ -58,10 +59,10 @@ func options(c *config) []option {
 		{"allowance", durationValue{def(&c.allowance, budget.DefaultAllowance)}, "margin kept below --stop-timeout"},
 		{"log-format", choiceValue{def(&c.logFormat, "text"), []string{"text", "json"}}, "log format: text or json"},
 		{"log-level", choiceValue{def(&c.level, "info"), []string{"debug", "info", "warn", "error"}}, "log level: debug, info, warn or error"},
-		{"push-gateway", checkedValue{stringValue{def(&c.push.gateway, "")}, checkGateway}, "push the final metrics to this Pushgateway URL at exit (off when empty)"},
-		{"push-job", checkedValue{stringValue{def(&c.push.job, DefaultPushJob)}, checkPushJob}, "the job name of the push"},
-		{"push-grouping", *def(&c.push.grouping, labelList{map[string]string{}}), "grouping label NAME=VALUE of the push, on top of pod and namespace (repeatable)"},
-		{"push-timeout", durationValue{def(&c.push.timeout, DefaultPushTimeout)}, "cap on the whole push, gathering and retries included; counts in the budget"},
+		{"push-gateway", checkedValue{stringValue{def(&c.push.Gateway, "")}, checkGateway}, "push the final metrics to this Pushgateway URL at exit (off when empty)"},
+		{"push-job", checkedValue{stringValue{def(&c.push.Job, push.DefaultJob)}, checkPushJob}, "the job name of the push"},
+		{"push-grouping", *def(&c.push.Grouping, push.Labels{}), "grouping label NAME=VALUE of the push, on top of pod and namespace (repeatable)"},
+		{"push-timeout", durationValue{def(&c.push.Timeout, push.DefaultTimeout)}, "cap on the whole push, gathering and retries included; counts in the budget"},
 		{"help", boolValue{def(&c.help, false)}, "show this help"},
 		{"h", boolValue{&c.help}, "show this help"},
 		{"version", boolValue{def(&c.version, false)}, "print the version"},

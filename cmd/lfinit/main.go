@@ -19,6 +19,7 @@ import (
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/asynclog"
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/early"
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/final"
+	"github.com/light-fabric/lfinit/cmd/lfinit/internal/push"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/metrics"
@@ -168,7 +169,7 @@ func (p *prepared) start(c *config, log *slog.Logger, logOut *asynclog.Writer) (
 		obs.publishers = append(obs.publishers, publisher.Publish)
 		rec.StatusFile = publisher
 	}
-	if p.metrics == nil && c.push.gateway == "" {
+	if p.metrics == nil && c.push.Gateway == "" {
 		return obs, rec
 	}
 	// A push without --metrics-addr still needs the registry.
@@ -197,14 +198,14 @@ func (p *prepared) serve(addr string, m *metrics.Metrics, log *slog.Logger) {
 }
 
 // pusher is the final push, nil without --push-gateway.
-func pusher(p pushConfig, g prometheus.Gatherer, log *slog.Logger) func() {
-	if p.gateway == "" {
+func pusher(p push.Config, g prometheus.Gatherer, log *slog.Logger) func() {
+	if p.Gateway == "" {
 		return nil
 	}
 	return func() {
 		// Only now: the grouping may read the host name, work a shutdown
 		// without a push must not do.
-		_ = pushFinal(p, groupingFor(p.grouping.m, os.Getenv), g, log)
+		_ = push.Final(p, push.Grouping(p.Grouping, os.Getenv), g, log)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/light-fabric/lfinit/cmd/lfinit/internal/push"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/readiness"
@@ -35,7 +36,7 @@ type config struct {
 	logFormat   string
 	level       string // --log-level, read into logLevel
 	logLevel    slog.Level
-	push        pushConfig
+	push        push.Config
 	argv        []string
 	help        bool
 	version     bool
@@ -240,11 +241,11 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	if len(c.argv) == 0 {
 		return nil, usagef("no command given: usage is lfinit [options] [--] COMMAND [ARG...]")
 	}
-	if err := c.push.check(); err != nil {
+	if err := checkPush(c.push); err != nil {
 		return nil, err
 	}
-	if c.push.gateway != "" {
-		c.opts.Budget.Push = c.push.timeout
+	if c.push.Gateway != "" {
+		c.opts.Budget.Push = c.push.Timeout
 	}
 	if err := c.opts.Budget.Validate(); err != nil {
 		return nil, usagef("%v: set --drain-delay below --grace", err)

@@ -164,8 +164,8 @@ func budgetCmd(args []string, getenv func(string) string, stdout io.Writer) (int
 	if err := b.Validate(); err != nil {
 		return exitcode.Usage, usagef("%v", err)
 	}
-	if c.push.gateway != "" { // a push of the final metrics counts only when one is configured
-		b.Push = c.push.timeout
+	if c.push.Gateway != "" { // a push of the final metrics counts only when one is configured
+		b.Push = c.push.Timeout
 	}
 	fmt.Fprint(stdout, timeline(b))
 	rec := b.RecommendedSeconds(allowance)
