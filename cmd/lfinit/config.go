@@ -37,6 +37,7 @@ type config struct {
 	push        push.Config
 	argv        []string
 	help        bool
+	asJSON      bool // a subcommand's --json
 	version     bool
 	// Signals around the run, and the peers' options (compat.go).
 	parentDeath syscall.Signal // --parent-death-signal, 0: none

@@ -4,20 +4,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/light-fabric/lfinit/exitcode"
 )
 
-const helpText = `lfinit — an init for containers with a bounded, observable shutdown
+const helpHead = `lfinit — an init for containers with a bounded, observable shutdown
 
 Usage:
   lfinit [options] [--] COMMAND [ARG...]
-  lfinit status [--status-file PATH] [--json]
-  lfinit probe ready|live [--status-file PATH]
-  lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D]
-                [--push-gateway URL --push-timeout D]
-  lfinit version [--json]
+`
 
+const helpText = `
 lfinit starts COMMAND as its child in its own process group, forwards every
 signal a user may send, reaps every zombie, and bounds the shutdown: the first
 shutdown signal at t0 sends the stop signal at t0+drain-delay, the deadline
@@ -47,6 +45,10 @@ see "Switching from tini, dumb-init or catatonit" in lfinit(1).
 // writeHelp prints the options with their variables and defaults.
 func writeHelp(w io.Writer) {
 	fs := newFlagSet(&config{})
+	fmt.Fprint(w, helpHead)
+	for _, sc := range subcommands {
+		fmt.Fprint(w, wrapSynopsis("  "+sc.synopsis(), helpWidth))
+	}
 	fmt.Fprint(w, helpText)
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name == "h" || f.Name == "help" || f.Name == "version" {
@@ -60,4 +62,22 @@ func writeHelp(w io.Writer) {
 	})
 	fmt.Fprintf(w, "  --%-18s %s\n  --%-18s %s\n", "help", "show this help", "version", "print the version")
 	fmt.Fprintf(w, helpTail, exitcode.SignalBase, exitcode.Forced, exitcode.Usage, exitcode.NotExec, exitcode.NotFound)
+}
+
+// helpWidth is where a synopsis in --help wraps.
+const helpWidth = 92
+
+// wrapSynopsis breaks line before an option that would pass width; the
+// next lines start under the first option.
+func wrapSynopsis(line string, width int) string {
+	indent := strings.Repeat(" ", strings.Index(line, " [")+1)
+	out, cur := "", ""
+	for i, part := range strings.SplitAfter(line, "] ") {
+		if i > 0 && len(strings.TrimRight(cur+part, " ")) > width {
+			out += strings.TrimRight(cur, " ") + "\n"
+			cur = indent
+		}
+		cur += part
+	}
+	return out + strings.TrimRight(cur, " ") + "\n"
 }

@@ -37,7 +37,7 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 	childEnv, maskErr := forward.EnsureEmptyMask(args, env)
 
 	if len(args) > 1 {
-		if _, ok := subcommands[args[1]]; ok {
+		if _, ok := lookupSubcommand(args[1]); ok {
 			return runSubcommand(args[1], args[2:], os.Getenv, stdout, stderr)
 		}
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"io"
-	"slices"
 	"syscall"
 
 	"github.com/light-fabric/lfinit/budget"
@@ -12,14 +11,29 @@ import (
 	"github.com/light-fabric/lfinit/supervisor"
 )
 
-// option is one flag of a run: its name, the value it sets (already
-// holding its default, which --help shows) and its help. Its variable is
-// LFINIT_ and the name (envName).
+// option is one flag of a run or a subcommand: its name, the value it
+// sets (already holding its default, which --help shows), its help, what
+// stands for its value in a synopsis ("" for a switch) and the commands
+// that read it. Its variable is LFINIT_ and the name (envName).
 type option struct {
 	name  string
 	value flag.Value
 	help  string
+	arg   string
+	in    scope
 }
+
+// scope is the set of commands that read an option: a run, and each
+// subcommand.
+type scope uint8
+
+const (
+	inRun scope = 1 << iota
+	inStatus
+	inProbe
+	inBudget
+	inVersion
+)
 
 // def sets *p to its default d and returns p, so that a declaration names
 // the flag, its variable, its default and its help in one expression.
@@ -28,58 +42,79 @@ func def[T any](p *T, d T) *T {
 	return p
 }
 
-// options declares every option of a run, bound to c's fields, which take
-// their defaults. The order is irrelevant: --help sorts by name.
+// options declares every option of a run and of the subcommands, bound to
+// c's fields, which take their defaults. --help sorts a run's by name; a
+// subcommand's synopsis lists its own in this order.
 func options(c *config) []option {
 	o := &c.opts
 	return []option{
-		{"grace", durationValue{def(&o.Budget.Grace, budget.DefaultGrace)}, "time from the shutdown signal to the deadline signal"},
-		{"floor", durationValue{def(&o.Budget.Floor, budget.DefaultFloor)}, "time from the grace deadline to SIGKILL of the whole tree"},
-		{"drain-delay", durationValue{def(&o.Budget.DrainDelay, budget.DefaultDrainDelay)}, "time between the shutdown signal and the stop signal (readiness already false)"},
-		{"shutdown-signals", signalList{def(&o.ShutdownSignals, forward.DefaultShutdown)}, "signals that start a shutdown"},
-		{"stop-signal", signalValue{sig: def(&o.StopSignal, 0)}, "signal the child gets when the drain starts (default: the one received)"},
-		{"deadline-signal", signalValue{sig: def(&o.DeadlineSignal, 0), none: def(&o.NoDeadline, false)}, "signal sent at the grace deadline, or none (default: the stop signal)"},
-		{"forward-to", choiceValue{def(&c.forwardTo, "child"), []string{"child", "group"}}, "who gets forwarded signals: child or group"},
-		{"preserve-fds", countValue{def(&c.keepFDs, 0)}, "pass inherited descriptors 3 to 3+N-1 to the child; all others are closed"},
-		{"exit-map", exitMap{*def(&o.ExitMap, map[int]int{})}, "remap the child's exit code FROM=TO (repeatable)"},
-		{"rewrite", rewriteValue{*def(&o.Rewrite, map[syscall.Signal]syscall.Signal{})}, "the child gets signal TO when lfinit receives FROM (FROM:TO, TO 0 drops it; repeatable)"},
-		{"parent-death-signal", signalValue{sig: def(&c.parentDeath, 0)}, "signal lfinit sends itself when its parent exits (not as PID 1)"},
-		{"pidfile", checkedValue{stringValue{def(&o.Pidfile, "")}, checkPidfile}, "once COMMAND exits 0, follow the daemon whose pid is in this file"},
-		{"pidfile-timeout", durationValue{def(&o.PidfileTimeout, supervisor.PidfileTimeoutDefault)}, "how long to wait for --pidfile to name a daemon after COMMAND exits 0"},
-		{"wait-for", choiceValue{def(&c.waitFor, "child"), []string{"child", "tree"}}, "what the run lasts for: child (COMMAND) or tree (until every process of the tree is gone)"},
-		{"warn-on-reap", boolValue{def(&c.warnOnReap, false)}, "log at WARN every reaped process that is not the child"},
-		{"status-file", stringValue{def(&c.statusFile, "")}, "JSON status file, replaced atomically at every transition"},
-		{"metrics-addr", checkedValue{stringValue{def(&c.metricsAddr, "")}, checkMetrics}, "serve /metrics, /readyz and /livez on this address (off when empty)"},
-		{"ready-tcp", checkedValue{stringValue{def(&c.readyTCP, "")}, checkReadyTCP}, "stay starting until HOST:PORT accepts a connection"},
-		{"ready-http", checkedValue{stringValue{def(&c.readyHTTP, "")}, checkReadyHTTP}, "stay starting until this URL answers 2xx/3xx"},
-		{"termination-log", stringValue{def(&c.termLog, "")}, "final summary file, or none (default /dev/termination-log when it exists)"},
-		{"stop-timeout", durationValue{def(&c.stopTimeout, 0)}, "the orchestrator's stop timeout, 0 for none: refuse to start when grace+floor+allowance exceeds it"},
-		{"allowance", durationValue{def(&c.allowance, budget.DefaultAllowance)}, "margin kept below --stop-timeout"},
-		{"log-format", choiceValue{def(&c.logFormat, "text"), []string{"text", "json"}}, "log format: text or json"},
-		{"log-level", choiceValue{def(&c.level, "info"), []string{"debug", "info", "warn", "error"}}, "log level: debug, info, warn or error"},
-		{"push-gateway", checkedValue{stringValue{def(&c.push.Gateway, "")}, checkGateway}, "push the final metrics to this Pushgateway URL at exit (off when empty)"},
-		{"push-job", checkedValue{stringValue{def(&c.push.Job, push.DefaultJob)}, checkPushJob}, "the job name of the push"},
-		{"push-grouping", *def(&c.push.Grouping, push.Labels{}), "grouping label NAME=VALUE of the push, on top of pod and namespace (repeatable)"},
-		{"push-timeout", durationValue{def(&c.push.Timeout, push.DefaultTimeout)}, "cap on the whole push, gathering and retries included; counts in the budget"},
-		{"help", boolValue{def(&c.help, false)}, "show this help"},
-		{"h", boolValue{&c.help}, "show this help"},
-		{"version", boolValue{def(&c.version, false)}, "print the version"},
+		{"grace", durationValue{def(&o.Budget.Grace, budget.DefaultGrace)}, "time from the shutdown signal to the deadline signal", "D", inRun | inBudget},
+		{"floor", durationValue{def(&o.Budget.Floor, budget.DefaultFloor)}, "time from the grace deadline to SIGKILL of the whole tree", "D", inRun | inBudget},
+		{"drain-delay", durationValue{def(&o.Budget.DrainDelay, budget.DefaultDrainDelay)}, "time between the shutdown signal and the stop signal (readiness already false)", "D", inRun | inBudget},
+		{"shutdown-signals", signalList{def(&o.ShutdownSignals, forward.DefaultShutdown)}, "signals that start a shutdown", "SIGS", inRun},
+		{"stop-signal", signalValue{sig: def(&o.StopSignal, 0)}, "signal the child gets when the drain starts (default: the one received)", "SIG", inRun},
+		{"deadline-signal", signalValue{sig: def(&o.DeadlineSignal, 0), none: def(&o.NoDeadline, false)}, "signal sent at the grace deadline, or none (default: the stop signal)", "SIG", inRun},
+		{"forward-to", choiceValue{def(&c.forwardTo, "child"), []string{"child", "group"}}, "who gets forwarded signals: child or group", "WHO", inRun},
+		{"preserve-fds", countValue{def(&c.keepFDs, 0)}, "pass inherited descriptors 3 to 3+N-1 to the child; all others are closed", "N", inRun},
+		{"exit-map", exitMap{*def(&o.ExitMap, map[int]int{})}, "remap the child's exit code FROM=TO (repeatable)", "FROM=TO", inRun},
+		{"rewrite", rewriteValue{*def(&o.Rewrite, map[syscall.Signal]syscall.Signal{})}, "the child gets signal TO when lfinit receives FROM (FROM:TO, TO 0 drops it; repeatable)", "FROM:TO", inRun},
+		{"parent-death-signal", signalValue{sig: def(&c.parentDeath, 0)}, "signal lfinit sends itself when its parent exits (not as PID 1)", "SIG", inRun},
+		{"pidfile", checkedValue{stringValue{def(&o.Pidfile, "")}, checkPidfile}, "once COMMAND exits 0, follow the daemon whose pid is in this file", "PATH", inRun},
+		{"pidfile-timeout", durationValue{def(&o.PidfileTimeout, supervisor.PidfileTimeoutDefault)}, "how long to wait for --pidfile to name a daemon after COMMAND exits 0", "D", inRun},
+		{"wait-for", choiceValue{def(&c.waitFor, "child"), []string{"child", "tree"}}, "what the run lasts for: child (COMMAND) or tree (until every process of the tree is gone)", "WHAT", inRun},
+		{"warn-on-reap", boolValue{def(&c.warnOnReap, false)}, "log at WARN every reaped process that is not the child", "", inRun},
+		{"status-file", stringValue{def(&c.statusFile, "")}, "JSON status file, replaced atomically at every transition", "PATH", inRun | inStatus | inProbe},
+		{"metrics-addr", checkedValue{stringValue{def(&c.metricsAddr, "")}, checkMetrics}, "serve /metrics, /readyz and /livez on this address (off when empty)", "ADDR", inRun},
+		{"ready-tcp", checkedValue{stringValue{def(&c.readyTCP, "")}, checkReadyTCP}, "stay starting until HOST:PORT accepts a connection", "HOST:PORT", inRun},
+		{"ready-http", checkedValue{stringValue{def(&c.readyHTTP, "")}, checkReadyHTTP}, "stay starting until this URL answers 2xx/3xx", "URL", inRun},
+		{"termination-log", stringValue{def(&c.termLog, "")}, "final summary file, or none (default /dev/termination-log when it exists)", "PATH", inRun},
+		{"stop-timeout", durationValue{def(&c.stopTimeout, 0)}, "the orchestrator's stop timeout, 0 for none: refuse to start when grace+floor+allowance exceeds it", "D", inRun | inBudget},
+		{"allowance", durationValue{def(&c.allowance, budget.DefaultAllowance)}, "margin kept below --stop-timeout", "D", inRun | inBudget},
+		{"log-format", choiceValue{def(&c.logFormat, "text"), []string{"text", "json"}}, "log format: text or json", "FORMAT", inRun},
+		{"log-level", choiceValue{def(&c.level, "info"), []string{"debug", "info", "warn", "error"}}, "log level: debug, info, warn or error", "LEVEL", inRun},
+		{"push-gateway", checkedValue{stringValue{def(&c.push.Gateway, "")}, checkGateway}, "push the final metrics to this Pushgateway URL at exit (off when empty)", "URL", inRun | inBudget},
+		{"push-job", checkedValue{stringValue{def(&c.push.Job, push.DefaultJob)}, checkPushJob}, "the job name of the push", "JOB", inRun},
+		{"push-grouping", *def(&c.push.Grouping, push.Labels{}), "grouping label NAME=VALUE of the push, on top of pod and namespace (repeatable)", "NAME=VALUE", inRun},
+		{"push-timeout", durationValue{def(&c.push.Timeout, push.DefaultTimeout)}, "cap on the whole push, gathering and retries included; counts in the budget", "D", inRun | inBudget},
+		{"help", boolValue{def(&c.help, false)}, "show this help", "", inRun},
+		{"h", boolValue{&c.help}, "show this help", "", inRun},
+		{"version", boolValue{def(&c.version, false)}, "print the version", "", inRun},
+		{"json", boolValue{def(&c.asJSON, false)}, "print JSON", "", inStatus | inVersion},
 	}
 }
 
 // newFlagSet declares every option of a run on c.
-func newFlagSet(c *config) *flag.FlagSet { return flagSet("lfinit", c) }
+func newFlagSet(c *config) *flag.FlagSet { return flagSet("lfinit", c, inRun) }
 
-// flagSet declares on c the options named (all of them when none is), for
-// a subcommand that reads some of the run's options.
-func flagSet(name string, c *config, names ...string) *flag.FlagSet {
+// flagSet declares on c the options of the command in.
+func flagSet(name string, c *config, in scope) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	for _, opt := range options(c) {
-		if len(names) == 0 || slices.Contains(names, opt.name) {
+		if opt.in&in != 0 {
 			fs.Var(opt.value, opt.name, opt.help)
 		}
 	}
 	return fs
+}
+
+// synopsis is the usage line of the command in: lfinit, its name and
+// words, then each of its options.
+func synopsis(name, words string, in scope) string {
+	line := "lfinit " + name
+	if words != "" {
+		line += " " + words
+	}
+	for _, opt := range options(&config{}) {
+		if opt.in&in == 0 {
+			continue
+		}
+		if opt.arg == "" {
+			line += " [--" + opt.name + "]"
+		} else {
+			line += " [--" + opt.name + " " + opt.arg + "]"
+		}
+	}
+	return line
 }
