@@ -104,7 +104,8 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 		return nil, err
 	}
 	c.target, _ = forward.ParseTarget(c.forwardTo)
-	c.logLevel = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[c.level]
+	// One of logLevels, checked as it was set: slog reads its own names.
+	_ = c.logLevel.UnmarshalText([]byte(c.level))
 	return c, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"io"
+	"strings"
 	"syscall"
 
 	"github.com/light-fabric/lfinit/budget"
@@ -71,7 +72,7 @@ func options(c *config) []option {
 		{"stop-timeout", durationValue{def(&c.stopTimeout, 0)}, "the orchestrator's stop timeout, 0 for none: refuse to start when grace+floor+allowance exceeds it", "D", inRun | inBudget},
 		{"allowance", durationValue{def(&c.allowance, budget.DefaultAllowance)}, "margin kept below --stop-timeout", "D", inRun | inBudget},
 		{"log-format", choiceValue{def(&c.logFormat, "text"), []string{"text", "json"}}, "log format: text or json", "FORMAT", inRun},
-		{"log-level", choiceValue{def(&c.level, "info"), []string{"debug", "info", "warn", "error"}}, "log level: debug, info, warn or error", "LEVEL", inRun},
+		{"log-level", choiceValue{def(&c.level, "info"), logLevels}, "log level: " + oneOf(logLevels), "LEVEL", inRun},
 		{"push-gateway", checkedValue{stringValue{def(&c.push.Gateway, "")}, checkGateway}, "push the final metrics to this Pushgateway URL at exit (off when empty)", "URL", inRun | inBudget},
 		{"push-job", checkedValue{stringValue{def(&c.push.Job, push.DefaultJob)}, checkPushJob}, "the job name of the push", "JOB", inRun},
 		{"push-grouping", *def(&c.push.Grouping, push.Labels{}), "grouping label NAME=VALUE of the push, on top of pod and namespace (repeatable)", "NAME=VALUE", inRun},
@@ -81,6 +82,18 @@ func options(c *config) []option {
 		{"version", boolValue{def(&c.version, false)}, "print the version", "", inRun},
 		{"json", boolValue{def(&c.asJSON, false)}, "print JSON", "", inStatus | inVersion},
 	}
+}
+
+// logLevels are the names of --log-level, the most verbose first; each is
+// the name slog gives its level.
+var logLevels = []string{"debug", "info", "warn", "error"}
+
+// oneOf writes choices as a list to pick from: "a, b or c".
+func oneOf(choices []string) string {
+	if len(choices) < 2 {
+		return strings.Join(choices, "")
+	}
+	return strings.Join(choices[:len(choices)-1], ", ") + " or " + choices[len(choices)-1]
 }
 
 // newFlagSet declares every option of a run on c.
