@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
 )
@@ -116,7 +117,7 @@ func checkPidfile(b []byte, err error, tree []reaper.Proc, self int, read func(i
 // pidfileFailed logs why no daemon can be followed.
 func (r *runner) pidfileFailed(problem string) {
 	r.Log.Error("no daemon to follow: the pidfile "+problem, "path", r.Pidfile,
-		"pidfile_timeout_seconds", seconds(r.PidfileTimeout), "exit_code", ExitNoPidfile)
+		"pidfile_timeout_seconds", seconds(r.PidfileTimeout), "exit_code", exitcode.NoPidfile)
 }
 
 // signalTree delivers a forward meant for every process of the tree.

@@ -4,6 +4,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -17,11 +18,11 @@ const (
 	DaemonTree                  // --wait-for=tree: the service lasts while any process of the tree lives
 )
 
-// Defaults of the pidfile wait, and the exit code when it finds nothing.
+// Defaults of the pidfile wait; when it finds nothing the run exits
+// exitcode.NoPidfile.
 const (
 	PidfileTimeoutDefault = 5 * time.Second
 	PidfilePollEvery      = 20 * time.Millisecond
-	ExitNoPidfile         = 1 // --pidfile named no process lfinit could follow
 )
 
 // daemonState is what the machine knows about a service that daemonizes.
@@ -127,7 +128,7 @@ func (m *Machine) OtherExited(code int) {
 // once the leftovers are cleaned up, as after the child's own exit.
 func (m *Machine) pidfileFailed(now time.Time, problem string, treeEmpty bool) []Action {
 	m.d.awaiting, m.d.tree, m.alive = false, false, false
-	m.outcome, m.code = statusfile.Failed, ExitNoPidfile
+	m.outcome, m.code = statusfile.Failed, exitcode.NoPidfile
 	acts := []Action{{Kind: ActPidfileFailed, Why: problem}}
 	if treeEmpty {
 		return append(acts, m.finish()...)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -75,7 +76,7 @@ func TestPidfileNeverValidFailsAtTheDeadlineAndCleansUp(t *testing.T) {
 	if !strings.Contains(acts[0].Why, "not in lfinit's tree") {
 		t.Fatalf("the failure does not carry the problem: %q", acts[0].Why)
 	}
-	expectOutcome(t, m, statusfile.Failed, ExitNoPidfile)
+	expectOutcome(t, m, statusfile.Failed, exitcode.NoPidfile)
 	expect(t, "no relay to a stranger", m.Signal(at(2*s), syscall.SIGHUP), "")
 	expect(t, "a late pid is not adopted", m.Adopt(at(2*s)), "")
 	// A leftover that ignores TERM is killed after the floor, as usual.

@@ -23,9 +23,13 @@ type (
 	Outcome = statusfile.Outcome
 )
 
-// Exit codes lfinit itself chooses.
+// ExitForced is the exit of a forced stop (exitcode.Forced).
+const ExitForced = exitcode.Forced
+
+// The defaults of the kill path: how often SIGKILL is sent again while
+// the tree lives, and when lfinit stops waiting for processes that do not
+// die (stuck in the kernel).
 const (
-	ExitForced     = exitcode.Forced
 	KillRetryEvery = 50 * time.Millisecond
 	KillGiveUp     = time.Second
 )
@@ -38,15 +42,15 @@ type Options struct {
 	DeadlineSignal  syscall.Signal   // 0: the stop signal again
 	NoDeadline      bool             // --deadline-signal=none
 	ExitMap         map[int]int      // child code → lfinit code
-	KillRetry       time.Duration    // resend SIGKILL while the tree lives (default 50ms)
-	KillGiveUp      time.Duration    // stop waiting for unkillable processes (default 1s)
+	KillRetry       time.Duration    // resend SIGKILL while the tree lives (default KillRetryEvery)
+	KillGiveUp      time.Duration    // stop waiting for unkillable processes (default KillGiveUp)
 	// Rewrite maps a received signal to the one the child gets (0: drop
 	// it entirely). A rewritten shutdown signal still starts the shutdown;
 	// its TO is the stop signal unless StopSignal is set.
 	Rewrite map[syscall.Signal]syscall.Signal
 	// Daemon says what is followed once the start command exits 0
 	// (--pidfile, --wait-for=tree); PidfileTimeout bounds the wait for
-	// the pidfile, read every PidfilePoll (default 20ms).
+	// the pidfile, read every PidfilePoll (default PidfilePollEvery).
 	Daemon         Daemon
 	Pidfile        string // the path, for the loop (DaemonPidfile)
 	PidfileTimeout time.Duration

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/internal/logline"
@@ -239,7 +240,7 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 func (r *runner) logReceived(name, what string, now time.Time) {
 	attrs := []any{"signal", name, "action", what}
 	if hard, ok := r.m.HardDeadline(); ok && r.m.ShuttingDown() {
-		attrs = append(attrs, "reason", forward.Reason(r.m.Trigger()), "hard_deadline", hard.UTC().Format(time.RFC3339Nano), "remaining_seconds", remaining(hard, now))
+		attrs = append(attrs, "reason", forward.Reason(r.m.Trigger()), "hard_deadline", hard.UTC().Format(time.RFC3339Nano), "remaining_seconds", seconds(budget.Left(hard, now)))
 	}
 	r.Log.Debug("signal received", attrs...)
 }
@@ -409,7 +410,7 @@ func (r *runner) phase(p Phase) {
 	}
 	attrs := []any{"phase", string(p)}
 	if hard, ok := r.m.HardDeadline(); ok {
-		attrs = append(attrs, "remaining_seconds", remaining(hard, now))
+		attrs = append(attrs, "remaining_seconds", seconds(budget.Left(hard, now)))
 	}
 	r.Log.Debug("phase", attrs...)
 }
@@ -469,7 +470,7 @@ func (r *runner) report(a Action, err error) {
 		attrs = []any{"signal", name, "to", "tree"}
 	}
 	if hard, ok := r.m.HardDeadline(); ok {
-		attrs = append(attrs, "remaining_seconds", remaining(hard, time.Now()))
+		attrs = append(attrs, "remaining_seconds", seconds(budget.Left(hard, time.Now())))
 	}
 	r.line(level, a.Why+" signal sent", attrs...)
 }
@@ -613,7 +614,7 @@ func (r *runner) snapshot() statusfile.Status {
 	}
 	if hard, ok := r.m.HardDeadline(); ok {
 		s.HardDeadline = utc(hard)
-		left := max(hard.Sub(now), 0).Seconds()
+		left := budget.Left(hard, now).Seconds()
 		s.RemainingSeconds = &left
 	}
 	if len(r.killed) > 0 {
@@ -661,11 +662,6 @@ func names(procs []reaper.Proc, limit int) []string {
 		out = append(out, fmt.Sprintf("%s[%d]", p.Comm, p.Pid))
 	}
 	return out
-}
-
-// remaining is the time left to deadline, in seconds (ms precision).
-func remaining(deadline, now time.Time) float64 {
-	return seconds(max(deadline.Sub(now), 0))
 }
 
 // seconds is d as lfinit logs it (logline.Seconds).
