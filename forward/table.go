@@ -78,21 +78,21 @@ func realtime() []Entry {
 }
 
 // Relayed is every signal lfinit catches and passes on to the child.
-var Relayed = with(func(e Entry) bool { return e.Handling == Relay })
+var Relayed = signalsWhere(func(e Entry) bool { return e.Handling == Relay })
 
 // Caught is every signal lfinit installs a handler for: the relayed ones,
 // SIGCHLD and the dropped ones.
-var Caught = with(func(e Entry) bool { return e.Handling == Relay || e.Handling == Reap || e.Handling == Drop })
+var Caught = signalsWhere(func(e Entry) bool { return e.Handling == Relay || e.Handling == Reap || e.Handling == Drop })
 
 // Urgent is the part of Caught to catch first.
-var Urgent = with(func(e Entry) bool { return e.Urgent })
+var Urgent = signalsWhere(func(e Entry) bool { return e.Urgent })
 
 // DefaultShutdown is the default of --shutdown-signals.
-var DefaultShutdown = with(func(e Entry) bool { return e.Shutdown })
+var DefaultShutdown = signalsWhere(func(e Entry) bool { return e.Shutdown })
 
 // Unrelayable are the signals with no Go handler, whose default action
 // would kill lfinit when it is not PID 1 (see IgnoreUnrelayable).
-var Unrelayable = with(func(e Entry) bool { return e.Handling == Uncaught })
+var Unrelayable = signalsWhere(func(e Entry) bool { return e.Handling == Uncaught })
 
 // relayed indexes Relayed by signal number: IsRelayed is asked for every
 // signal lfinit receives, before it is forwarded.
@@ -108,7 +108,8 @@ func IsRelayed(sig syscall.Signal) bool {
 	return sig > 0 && int(sig) <= RTMax && relayed[sig]
 }
 
-func with(keep func(Entry) bool) []syscall.Signal {
+// signalsWhere is the signals of the table whose row keep accepts, in order.
+func signalsWhere(keep func(Entry) bool) []syscall.Signal {
 	var out []syscall.Signal
 	for _, e := range Table {
 		if keep(e) {

@@ -62,7 +62,7 @@ func (r *runner) readPidfile() []Action {
 			r.Log.Warn("the daemon does not lead a process group; forwarding to it alone", "daemon_pid", pid, "pgid", pgid)
 		}
 	}
-	r.Log.Debug("following the daemon named in the pidfile", "path", r.Pidfile, "daemon_pid", pid, "cmd", comm(tree, pid))
+	r.Log.Debug("following the daemon named in the pidfile", "path", r.Pidfile, "daemon_pid", pid, "cmd", commOf(tree, pid))
 	return r.m.Adopt(now)
 }
 
@@ -130,7 +130,8 @@ func (r *runner) signalTree(sig syscall.Signal) error {
 	return nil
 }
 
-func comm(procs []reaper.Proc, pid int) string {
+// commOf is the command name of pid among procs, "" when it is not there.
+func commOf(procs []reaper.Proc, pid int) string {
 	for _, p := range procs {
 		if p.Pid == pid {
 			return p.Comm

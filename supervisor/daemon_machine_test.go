@@ -288,9 +288,9 @@ func FuzzMachineDaemon(f *testing.F) {
 			case 7:
 				check(m.PidfileChecked(now, "does not exist"))
 			case 8:
-				before := m.d.adopted
+				before := m.daemon.adopted
 				acts := m.Adopt(now)
-				adoptedAlive = adoptedAlive || (!before && m.d.adopted)
+				adoptedAlive = adoptedAlive || (!before && m.daemon.adopted)
 				check(acts)
 			case 9:
 				check(m.MarkReady(now))

@@ -36,9 +36,9 @@ const (
 	inVersion
 )
 
-// def sets *p to its default d and returns p, so that a declaration names
+// withDefault sets *p to its default d and returns p, so that a declaration names
 // the flag, its variable, its default and its help in one expression.
-func def[T any](p *T, d T) *T {
+func withDefault[T any](p *T, d T) *T {
 	*p = d
 	return p
 }
@@ -49,38 +49,38 @@ func def[T any](p *T, d T) *T {
 func options(c *config) []option {
 	o := &c.opts
 	return []option{
-		{"grace", durationValue{def(&o.Budget.Grace, budget.DefaultGrace)}, "time from the shutdown signal to the deadline signal", "D", inRun | inBudget},
-		{"floor", durationValue{def(&o.Budget.Floor, budget.DefaultFloor)}, "time from the grace deadline to SIGKILL of the whole tree", "D", inRun | inBudget},
-		{"drain-delay", durationValue{def(&o.Budget.DrainDelay, budget.DefaultDrainDelay)}, "time between the shutdown signal and the stop signal (readiness already false)", "D", inRun | inBudget},
-		{"shutdown-signals", signalList{def(&o.ShutdownSignals, forward.DefaultShutdown)}, "signals that start a shutdown", "SIGS", inRun},
-		{"stop-signal", signalValue{sig: def(&o.StopSignal, 0)}, "signal the child gets when the drain starts (default: the one received)", "SIG", inRun},
-		{"deadline-signal", signalValue{sig: def(&o.DeadlineSignal, 0), none: def(&o.NoDeadline, false)}, "signal sent at the grace deadline, or none (default: the stop signal)", "SIG", inRun},
-		{"forward-to", choiceValue{def(&c.forwardTo, "child"), []string{"child", "group"}}, "who gets forwarded signals: child or group", "WHO", inRun},
-		{"preserve-fds", countValue{def(&c.keepFDs, 0)}, "pass inherited descriptors 3 to 3+N-1 to the child; all others are closed", "N", inRun},
-		{"exit-map", exitMap{*def(&o.ExitMap, map[int]int{})}, "remap the child's exit code FROM=TO (repeatable)", "FROM=TO", inRun},
-		{"rewrite", rewriteValue{*def(&o.Rewrite, map[syscall.Signal]syscall.Signal{})}, "the child gets signal TO when lfinit receives FROM (FROM:TO, TO 0 drops it; repeatable)", "FROM:TO", inRun},
-		{"parent-death-signal", signalValue{sig: def(&c.parentDeath, 0)}, "signal lfinit sends itself when its parent exits (not as PID 1)", "SIG", inRun},
-		{"pidfile", checkedValue{stringValue{def(&o.Pidfile, "")}, checkPidfile}, "once COMMAND exits 0, follow the daemon whose pid is in this file", "PATH", inRun},
-		{"pidfile-timeout", durationValue{def(&o.PidfileTimeout, supervisor.PidfileTimeoutDefault)}, "how long to wait for --pidfile to name a daemon after COMMAND exits 0", "D", inRun},
-		{"wait-for", choiceValue{def(&c.waitFor, "child"), []string{"child", "tree"}}, "what the run lasts for: child (COMMAND) or tree (until every process of the tree is gone)", "WHAT", inRun},
-		{"warn-on-reap", boolValue{def(&c.warnOnReap, false)}, "log at WARN every reaped process that is not the child", "", inRun},
-		{"status-file", stringValue{def(&c.statusFile, "")}, "JSON status file, replaced atomically at every transition", "PATH", inRun | inStatus | inProbe},
-		{"metrics-addr", checkedValue{stringValue{def(&c.metricsAddr, "")}, checkMetrics}, "serve /metrics, /readyz and /livez on this address (off when empty)", "ADDR", inRun},
-		{"ready-tcp", checkedValue{stringValue{def(&c.readyTCP, "")}, checkReadyTCP}, "stay starting until HOST:PORT accepts a connection", "HOST:PORT", inRun},
-		{"ready-http", checkedValue{stringValue{def(&c.readyHTTP, "")}, checkReadyHTTP}, "stay starting until this URL answers 2xx/3xx", "URL", inRun},
-		{"termination-log", stringValue{def(&c.termLog, "")}, "final summary file, or none (default /dev/termination-log when it exists)", "PATH", inRun},
-		{"stop-timeout", durationValue{def(&c.stopTimeout, 0)}, "the orchestrator's stop timeout, 0 for none: refuse to start when grace+floor+allowance exceeds it", "D", inRun | inBudget},
-		{"allowance", durationValue{def(&c.allowance, budget.DefaultAllowance)}, "margin kept below --stop-timeout", "D", inRun | inBudget},
-		{"log-format", choiceValue{def(&c.logFormat, "text"), []string{"text", "json"}}, "log format: text or json", "FORMAT", inRun},
-		{"log-level", choiceValue{def(&c.level, "info"), logLevels}, "log level: " + oneOf(logLevels), "LEVEL", inRun},
-		{"push-gateway", checkedValue{stringValue{def(&c.push.Gateway, "")}, checkGateway}, "push the final metrics to this Pushgateway URL at exit (off when empty)", "URL", inRun | inBudget},
-		{"push-job", checkedValue{stringValue{def(&c.push.Job, push.DefaultJob)}, checkPushJob}, "the job name of the push", "JOB", inRun},
-		{"push-grouping", *def(&c.push.Grouping, push.Labels{}), "grouping label NAME=VALUE of the push, on top of pod and namespace (repeatable)", "NAME=VALUE", inRun},
-		{"push-timeout", durationValue{def(&c.push.Timeout, push.DefaultTimeout)}, "cap on the whole push, gathering and retries included; counts in the budget", "D", inRun | inBudget},
-		{"help", boolValue{def(&c.help, false)}, "show this help", "", inRun},
+		{"grace", durationValue{withDefault(&o.Budget.Grace, budget.DefaultGrace)}, "time from the shutdown signal to the deadline signal", "D", inRun | inBudget},
+		{"floor", durationValue{withDefault(&o.Budget.Floor, budget.DefaultFloor)}, "time from the grace deadline to SIGKILL of the whole tree", "D", inRun | inBudget},
+		{"drain-delay", durationValue{withDefault(&o.Budget.DrainDelay, budget.DefaultDrainDelay)}, "time between the shutdown signal and the stop signal (readiness already false)", "D", inRun | inBudget},
+		{"shutdown-signals", signalList{withDefault(&o.ShutdownSignals, forward.DefaultShutdown)}, "signals that start a shutdown", "SIGS", inRun},
+		{"stop-signal", signalValue{sig: withDefault(&o.StopSignal, 0)}, "signal the child gets when the drain starts (default: the one received)", "SIG", inRun},
+		{"deadline-signal", signalValue{sig: withDefault(&o.DeadlineSignal, 0), none: withDefault(&o.NoDeadline, false)}, "signal sent at the grace deadline, or none (default: the stop signal)", "SIG", inRun},
+		{"forward-to", choiceValue{withDefault(&c.forwardTo, "child"), []string{"child", "group"}}, "who gets forwarded signals: child or group", "WHO", inRun},
+		{"preserve-fds", countValue{withDefault(&c.keepFDs, 0)}, "pass inherited descriptors 3 to 3+N-1 to the child; all others are closed", "N", inRun},
+		{"exit-map", exitMap{*withDefault(&o.ExitMap, map[int]int{})}, "remap the child's exit code FROM=TO (repeatable)", "FROM=TO", inRun},
+		{"rewrite", rewriteValue{*withDefault(&o.Rewrite, map[syscall.Signal]syscall.Signal{})}, "the child gets signal TO when lfinit receives FROM (FROM:TO, TO 0 drops it; repeatable)", "FROM:TO", inRun},
+		{"parent-death-signal", signalValue{sig: withDefault(&c.parentDeath, 0)}, "signal lfinit sends itself when its parent exits (not as PID 1)", "SIG", inRun},
+		{"pidfile", checkedValue{stringValue{withDefault(&o.Pidfile, "")}, checkPidfile}, "once COMMAND exits 0, follow the daemon whose pid is in this file", "PATH", inRun},
+		{"pidfile-timeout", durationValue{withDefault(&o.PidfileTimeout, supervisor.PidfileTimeoutDefault)}, "how long to wait for --pidfile to name a daemon after COMMAND exits 0", "D", inRun},
+		{"wait-for", choiceValue{withDefault(&c.waitFor, "child"), []string{"child", "tree"}}, "what the run lasts for: child (COMMAND) or tree (until every process of the tree is gone)", "WHAT", inRun},
+		{"warn-on-reap", boolValue{withDefault(&c.warnOnReap, false)}, "log at WARN every reaped process that is not the child", "", inRun},
+		{"status-file", stringValue{withDefault(&c.statusFile, "")}, "JSON status file, replaced atomically at every transition", "PATH", inRun | inStatus | inProbe},
+		{"metrics-addr", checkedValue{stringValue{withDefault(&c.metricsAddr, "")}, checkMetrics}, "serve /metrics, /readyz and /livez on this address (off when empty)", "ADDR", inRun},
+		{"ready-tcp", checkedValue{stringValue{withDefault(&c.readyTCP, "")}, checkReadyTCP}, "stay starting until HOST:PORT accepts a connection", "HOST:PORT", inRun},
+		{"ready-http", checkedValue{stringValue{withDefault(&c.readyHTTP, "")}, checkReadyHTTP}, "stay starting until this URL answers 2xx/3xx", "URL", inRun},
+		{"termination-log", stringValue{withDefault(&c.termLog, "")}, "final summary file, or none (default /dev/termination-log when it exists)", "PATH", inRun},
+		{"stop-timeout", durationValue{withDefault(&c.stopTimeout, 0)}, "the orchestrator's stop timeout, 0 for none: refuse to start when grace+floor+allowance exceeds it", "D", inRun | inBudget},
+		{"allowance", durationValue{withDefault(&c.allowance, budget.DefaultAllowance)}, "margin kept below --stop-timeout", "D", inRun | inBudget},
+		{"log-format", choiceValue{withDefault(&c.logFormat, "text"), []string{"text", "json"}}, "log format: text or json", "FORMAT", inRun},
+		{"log-level", choiceValue{withDefault(&c.level, "info"), logLevels}, "log level: " + oneOf(logLevels), "LEVEL", inRun},
+		{"push-gateway", checkedValue{stringValue{withDefault(&c.push.Gateway, "")}, checkGateway}, "push the final metrics to this Pushgateway URL at exit (off when empty)", "URL", inRun | inBudget},
+		{"push-job", checkedValue{stringValue{withDefault(&c.push.Job, push.DefaultJob)}, checkPushJob}, "the job name of the push", "JOB", inRun},
+		{"push-grouping", *withDefault(&c.push.Grouping, push.Labels{}), "grouping label NAME=VALUE of the push, on top of pod and namespace (repeatable)", "NAME=VALUE", inRun},
+		{"push-timeout", durationValue{withDefault(&c.push.Timeout, push.DefaultTimeout)}, "cap on the whole push, gathering and retries included; counts in the budget", "D", inRun | inBudget},
+		{"help", boolValue{withDefault(&c.help, false)}, "show this help", "", inRun},
 		{"h", boolValue{&c.help}, "show this help", "", inRun},
-		{"version", boolValue{def(&c.version, false)}, "print the version", "", inRun},
-		{"json", boolValue{def(&c.asJSON, false)}, "print JSON", "", inStatus | inVersion},
+		{"version", boolValue{withDefault(&c.version, false)}, "print the version", "", inRun},
+		{"json", boolValue{withDefault(&c.asJSON, false)}, "print JSON", "", inStatus | inVersion},
 	}
 }
 
