@@ -118,9 +118,9 @@ func (tl Timeline) Again(c Config, t time.Time) (Timeline, Hurry) {
 	return tl, what
 }
 
-// Remaining is the time left before the hard deadline at now, never negative.
-func (tl Timeline) Remaining(now time.Time) time.Duration {
-	return max(tl.HardDeadline.Sub(now), 0)
+// Left is the time from now to deadline, never negative.
+func Left(deadline, now time.Time) time.Duration {
+	return max(deadline.Sub(now), 0)
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -22,11 +22,11 @@ func TestStartTable(t *testing.T) {
 	if tl != want {
 		t.Fatalf("Start = %+v, want %+v", tl, want)
 	}
-	if got := tl.Remaining(at(20 * time.Second)); got != 250*time.Millisecond {
-		t.Errorf("Remaining at grace = %v, want 250ms", got)
+	if got := Left(tl.HardDeadline, at(20*time.Second)); got != 250*time.Millisecond {
+		t.Errorf("Left at grace = %v, want 250ms", got)
 	}
-	if got := tl.Remaining(at(time.Minute)); got != 0 {
-		t.Errorf("Remaining after hard = %v, want 0", got)
+	if got := Left(tl.HardDeadline, at(time.Minute)); got != 0 {
+		t.Errorf("Left after hard = %v, want 0", got)
 	}
 }
 

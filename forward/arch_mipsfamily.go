@@ -9,10 +9,8 @@ const RTMax = 127
 
 // archSignals are the table rows of signals that only some architectures have.
 var archSignals = []Entry{
-	{syscall.SIGEMT, Relay, false, true, "emulator trap: relayed like any user signal"},
+	{Sig: syscall.SIGEMT, Name: "SIGEMT", Handling: Relay, Urgent: true, Why: "emulator trap: relayed like any user signal"},
 }
-
-var archNames = map[syscall.Signal]string{syscall.SIGEMT: "SIGEMT"}
 
 // kernelSigaction is MIPS's struct sigaction for rt_sigaction: the flags
 // come first. Only the handler is set (SIG_IGN) and the rest is zero.

@@ -9,10 +9,8 @@ const RTMax = 64
 
 // archSignals are the table rows of signals that only some architectures have.
 var archSignals = []Entry{
-	{syscall.SIGSTKFLT, Relay, false, true, "stack fault (unused by Linux): relayed like any user signal"},
+	{Sig: syscall.SIGSTKFLT, Name: "SIGSTKFLT", Handling: Relay, Urgent: true, Why: "stack fault (unused by Linux): relayed like any user signal"},
 }
-
-var archNames = map[syscall.Signal]string{syscall.SIGSTKFLT: "SIGSTKFLT"}
 
 // kernelSigaction is the kernel's struct sigaction for rt_sigaction. Only
 // the handler is set (SIG_IGN) and the rest is zero.

@@ -12,36 +12,12 @@ import (
 // RTMin is SIGRTMIN as users see it (glibc reserves 32 and 33).
 const RTMin = 34
 
-var names = map[syscall.Signal]string{
-	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
-	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
-	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
-	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
-	syscall.SIGCHLD: "SIGCHLD", syscall.SIGCONT: "SIGCONT",
-	syscall.SIGSTOP: "SIGSTOP", syscall.SIGTSTP: "SIGTSTP", syscall.SIGTTIN: "SIGTTIN",
-	syscall.SIGTTOU: "SIGTTOU", syscall.SIGURG: "SIGURG", syscall.SIGXCPU: "SIGXCPU",
-	syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGVTALRM: "SIGVTALRM", syscall.SIGPROF: "SIGPROF",
-	syscall.SIGWINCH: "SIGWINCH", syscall.SIGIO: "SIGIO", syscall.SIGPWR: "SIGPWR",
-	syscall.SIGSYS: "SIGSYS",
-}
-
 // Aliases accepted by Parse besides the canonical names.
 var aliases = map[string]syscall.Signal{"IOT": syscall.SIGABRT, "POLL": syscall.SIGIO, "CLD": syscall.SIGCHLD}
-
-// reasons are the words the status file and logs use for why a shutdown began.
-var reasons = map[syscall.Signal]string{
-	syscall.SIGTERM: "terminate", syscall.SIGINT: "interrupt", syscall.SIGHUP: "hangup",
-	syscall.SIGQUIT: "quit", syscall.SIGUSR1: "user1", syscall.SIGUSR2: "user2",
-	syscall.SIGWINCH: "window-change", syscall.SIGPWR: "power-failure", syscall.SIGALRM: "alarm",
-}
 
 // Name is the conventional name of sig: SIGTERM, SIGRTMIN+3, SIGRTMAX.
 func Name(sig syscall.Signal) string {
 	if n, ok := names[sig]; ok {
-		return n
-	}
-	if n, ok := archNames[sig]; ok {
 		return n
 	}
 	switch {
@@ -79,11 +55,9 @@ func Parse(s string) (syscall.Signal, error) {
 	if sig, ok := aliases[word]; ok {
 		return sig, nil
 	}
-	for _, m := range []map[syscall.Signal]string{names, archNames} {
-		for sig, n := range m {
-			if n == "SIG"+word {
-				return sig, nil
-			}
+	for sig, n := range names {
+		if n == "SIG"+word {
+			return sig, nil
 		}
 	}
 	if sig, ok := parseRealtime(word); ok {

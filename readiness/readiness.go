@@ -18,9 +18,15 @@ import (
 type Check struct {
 	TCP      string        // host:port that must accept a connection
 	HTTP     string        // URL that must answer 2xx or 3xx
-	Interval time.Duration // between attempts (default 100ms)
-	Timeout  time.Duration // of one attempt (default 1s)
+	Interval time.Duration // between attempts; 0 for DefaultInterval
+	Timeout  time.Duration // of one attempt; 0 for DefaultTimeout
 }
+
+// The defaults of a Check's Interval and Timeout.
+const (
+	DefaultInterval = 100 * time.Millisecond
+	DefaultTimeout  = time.Second
+)
 
 // ParseReadyTCP validates a --ready-tcp address: one a connection can
 // ever reach (a port from 1 to 65535, a host that parses).
@@ -63,10 +69,10 @@ func (r *Check) Watch() (ready <-chan struct{}, reports <-chan Report, stop func
 func (r *Check) watch(ctx context.Context, ready chan<- struct{}, reports chan<- Report) {
 	interval, timeout := r.Interval, r.Timeout
 	if interval <= 0 {
-		interval = 100 * time.Millisecond
+		interval = DefaultInterval
 	}
 	if timeout <= 0 {
-		timeout = time.Second
+		timeout = DefaultTimeout
 	}
 	client := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
 	tick := time.NewTicker(interval)

@@ -67,7 +67,8 @@ func Changed(pid int, untraced bool) bool {
 // wait4NoHang is wait4(-1, ws, flags) for flags with WNOHANG, which never
 // sleeps: as a raw system call, without the scheduler's bookkeeping around
 // a call that may block (entersyscall, and the handoff of the processor
-// that can follow it), the burst of a reap costs 16% less CPU per zombie.
+// that can follow it), the burst of a reap costs less CPU per zombie (the
+// reaping rows of bench/RESULTS.md).
 func wait4NoHang(ws *unix.WaitStatus, flags int) (int, error) {
 	var status int32
 	anyChild := -1

@@ -18,5 +18,5 @@ func ExitCode(ws unix.WaitStatus) int {
 	case ws.Signaled():
 		return exitcode.SignalBase + int(ws.Signal())
 	}
-	return 1
+	return exitcode.UnknownWait
 }

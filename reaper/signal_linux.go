@@ -84,7 +84,7 @@ func signalExact(p Proc, sig syscall.Signal) error {
 		return killChecked(p, sig)
 	}
 	defer unix.Close(fd)
-	if !same(p) {
+	if !stillRuns(p) {
 		return errGone
 	}
 	switch err := unix.PidfdSendSignal(fd, sig, nil, 0); err {
@@ -102,7 +102,7 @@ func signalExact(p Proc, sig syscall.Signal) error {
 // its own children in the goroutine that runs this, so the window is a
 // grandchild's parent reaping it between the check and the kill.
 func killChecked(p Proc, sig syscall.Signal) error {
-	if !same(p) {
+	if !stillRuns(p) {
 		return errGone
 	}
 	switch err := unix.Kill(p.Pid, sig); err {
@@ -115,8 +115,8 @@ func killChecked(p Proc, sig syscall.Signal) error {
 	}
 }
 
-// same reports whether p.Pid still names the live process p (same start time).
-func same(p Proc) bool {
+// stillRuns reports whether p.Pid still names the live process p (same start time).
+func stillRuns(p Proc) bool {
 	now, ok := Read(p.Pid)
 	return ok && now.Start == p.Start && !now.Exited()
 }

@@ -10,14 +10,14 @@ import (
 	"github.com/light-fabric/lfinit/reaper"
 )
 
-// Writer is whether the lfinit that wrote a status file still runs.
-type Writer int
+// WriterLiveness is whether the lfinit that wrote a status file still runs.
+type WriterLiveness int
 
 // The answers of WriterState.
 const (
-	WriterAlive   Writer = iota // the same process still runs
-	WriterGone                  // it is gone: the file is stale
-	WriterUnknown               // it cannot be told from here (another PID namespace, no permission)
+	WriterAlive   WriterLiveness = iota // the same process still runs
+	WriterGone                          // it is gone: the file is stale
+	WriterUnknown                       // it cannot be told from here (another PID namespace, no permission)
 )
 
 // owner identifies the writing process for readers: its PID namespace and
@@ -62,7 +62,7 @@ func startTicks(dir string, pid int) (uint64, bool) {
 // host), the process is searched by namespace, innermost pid and start
 // time. A file without the owner keys (an older lfinit) falls back to the
 // pid existing at all.
-func WriterState(s Status, procDir string) Writer {
+func WriterState(s Status, procDir string) WriterLiveness {
 	if s.Pid <= 0 {
 		return WriterUnknown
 	}
@@ -73,7 +73,7 @@ func WriterState(s Status, procDir string) Writer {
 	return searchNamespace(s, procDir)
 }
 
-func samePid(s Status, procDir string) Writer {
+func samePid(s Status, procDir string) WriterLiveness {
 	start, ok := startTicks(procDir, s.Pid)
 	if !ok || (s.PidStartTicks != nil && *s.PidStartTicks != start) {
 		return WriterGone
@@ -84,7 +84,7 @@ func samePid(s Status, procDir string) Writer {
 // searchNamespace looks for the writer from outside its PID namespace. It
 // needs the start time, and permission to read other processes' namespace
 // links (root, or the same user); without them it cannot tell.
-func searchNamespace(s Status, procDir string) Writer {
+func searchNamespace(s Status, procDir string) WriterLiveness {
 	if s.PidStartTicks == nil {
 		return WriterUnknown
 	}

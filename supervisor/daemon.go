@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
 )
@@ -61,7 +62,7 @@ func (r *runner) readPidfile() []Action {
 			r.Log.Warn("the daemon does not lead a process group; forwarding to it alone", "daemon_pid", pid, "pgid", pgid)
 		}
 	}
-	r.Log.Debug("following the daemon named in the pidfile", "path", r.Pidfile, "daemon_pid", pid, "cmd", comm(tree, pid))
+	r.Log.Debug("following the daemon named in the pidfile", "path", r.Pidfile, "daemon_pid", pid, "cmd", commOf(tree, pid))
 	return r.m.Adopt(now)
 }
 
@@ -116,7 +117,7 @@ func checkPidfile(b []byte, err error, tree []reaper.Proc, self int, read func(i
 // pidfileFailed logs why no daemon can be followed.
 func (r *runner) pidfileFailed(problem string) {
 	r.Log.Error("no daemon to follow: the pidfile "+problem, "path", r.Pidfile,
-		"pidfile_timeout_seconds", seconds(r.PidfileTimeout), "exit_code", ExitNoPidfile)
+		"pidfile_timeout_seconds", seconds(r.PidfileTimeout), "exit_code", exitcode.NoPidfile)
 }
 
 // signalTree delivers a forward meant for every process of the tree.
@@ -129,7 +130,8 @@ func (r *runner) signalTree(sig syscall.Signal) error {
 	return nil
 }
 
-func comm(procs []reaper.Proc, pid int) string {
+// commOf is the command name of pid among procs, "" when it is not there.
+func commOf(procs []reaper.Proc, pid int) string {
 	for _, p := range procs {
 		if p.Pid == pid {
 			return p.Comm

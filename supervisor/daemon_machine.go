@@ -4,6 +4,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -17,11 +18,11 @@ const (
 	DaemonTree                  // --wait-for=tree: the service lasts while any process of the tree lives
 )
 
-// Defaults of the pidfile wait, and the exit code when it finds nothing.
+// Defaults of the pidfile wait; when it finds nothing the run exits
+// exitcode.NoPidfile.
 const (
 	PidfileTimeoutDefault = 5 * time.Second
 	PidfilePollEvery      = 20 * time.Millisecond
-	ExitNoPidfile         = 1 // --pidfile named no process lfinit could follow
 )
 
 // daemonState is what the machine knows about a service that daemonizes.
@@ -37,32 +38,32 @@ type daemonState struct {
 	lastCode  int    // the start command's code, then the last reaped process's (tree mode)
 }
 
-// fwd is a forward of sig to the main process, or to the whole tree when
+// forwardAction is a forward of sig to the main process, or to the whole tree when
 // that is the main process.
-func (m *Machine) fwd(sig syscall.Signal, why string) Action {
-	return Action{Kind: ActForward, Signal: sig, Why: why, Tree: m.d.tree}
+func (m *Machine) forwardAction(sig syscall.Signal, why string) Action {
+	return Action{Kind: ActForward, Signal: sig, Why: why, Tree: m.daemon.tree}
 }
 
 // FollowsTree reports whether signals now go to every process of the tree
 // (the start command exited 0 under --wait-for=tree, or the pidfile is
 // still awaited).
-func (m *Machine) FollowsTree() bool { return m.d.tree && m.alive }
+func (m *Machine) FollowsTree() bool { return m.daemon.tree && m.alive }
 
 // startCommandExited handles the start command's exit in the daemon modes;
 // ok is false when it is an ordinary exit of the main process.
 func (m *Machine) startCommandExited(now time.Time, code int, treeEmpty bool) ([]Action, bool) {
-	if m.opt.Daemon == DaemonNone || m.d.adopted || code != 0 {
+	if m.opt.Daemon == DaemonNone || m.daemon.adopted || code != 0 {
 		return nil, false
 	}
-	m.d.lastCode = code
+	m.daemon.lastCode = code
 	switch {
 	case m.opt.Daemon == DaemonTree && !treeEmpty:
-		m.d.tree = true
+		m.daemon.tree = true
 		var acts []Action
 		if m.stopSent {
 			// The stop signal reached the start command only: the rest
 			// of the tree gets it now.
-			acts = append(acts, m.fwd(m.stopSig, "stop"))
+			acts = append(acts, m.forwardAction(m.stopSig, "stop"))
 		}
 		return m.advance(now, acts), true
 	case m.opt.Daemon != DaemonPidfile || m.shutdown:
@@ -71,9 +72,9 @@ func (m *Machine) startCommandExited(now time.Time, code int, treeEmpty bool) ([
 		m.alive = false
 		return m.pidfileFailed(now, "was not read: the start command exited 0 and left no process to follow", true), true
 	}
-	m.d.tree, m.d.awaiting = true, true
-	m.d.deadline, m.d.nextRead = now.Add(m.opt.PidfileTimeout), now
-	m.d.problem = "was not read yet"
+	m.daemon.tree, m.daemon.awaiting = true, true
+	m.daemon.deadline, m.daemon.nextRead = now.Add(m.opt.PidfileTimeout), now
+	m.daemon.problem = "was not read yet"
 	return m.advance(now, nil), true
 }
 
@@ -81,21 +82,21 @@ func (m *Machine) startCommandExited(now time.Time, code int, treeEmpty bool) ([
 // later than the deadline, so the last read happens at the deadline.
 func (m *Machine) readDue(now time.Time, acts []Action) []Action {
 	next := now.Add(m.opt.PidfilePoll)
-	if next.After(m.d.deadline) && now.Before(m.d.deadline) {
-		next = m.d.deadline
+	if next.After(m.daemon.deadline) && now.Before(m.daemon.deadline) {
+		next = m.daemon.deadline
 	}
-	m.d.nextRead = next
+	m.daemon.nextRead = next
 	return append(acts, Action{Kind: ActReadPidfile})
 }
 
 // PidfileChecked records that a read of the pidfile at now found problem;
 // after the deadline, that ends the wait.
 func (m *Machine) PidfileChecked(now time.Time, problem string) []Action {
-	if !m.d.awaiting || m.done {
+	if !m.daemon.awaiting || m.done {
 		return nil
 	}
-	m.d.problem = problem
-	if now.Before(m.d.deadline) {
+	m.daemon.problem = problem
+	if now.Before(m.daemon.deadline) {
 		return nil
 	}
 	return m.pidfileFailed(now, problem, false)
@@ -105,11 +106,11 @@ func (m *Machine) PidfileChecked(now time.Time, problem string) []Action {
 // pidfile: it is the main process from now on. Without readiness gating
 // (or once the check passed) it is ready.
 func (m *Machine) Adopt(now time.Time) []Action {
-	if !m.d.awaiting || m.done {
+	if !m.daemon.awaiting || m.done {
 		return nil
 	}
-	m.d.awaiting, m.d.tree, m.d.adopted = false, false, true
-	if !m.d.gated || m.d.readySeen {
+	m.daemon.awaiting, m.daemon.tree, m.daemon.adopted = false, false, true
+	if !m.daemon.gated || m.daemon.readySeen {
 		return m.setPhase(nil, statusfile.Ready)
 	}
 	return nil
@@ -118,19 +119,19 @@ func (m *Machine) Adopt(now time.Time) []Action {
 // OtherExited records the code of a reaped process other than the main
 // one: under --wait-for=tree the last one is the run's exit code.
 func (m *Machine) OtherExited(code int) {
-	if m.d.tree && m.alive {
-		m.d.lastCode = code
+	if m.daemon.tree && m.alive {
+		m.daemon.lastCode = code
 	}
 }
 
 // pidfileFailed ends the wait for the pidfile: lfinit exits 1 (failed)
 // once the leftovers are cleaned up, as after the child's own exit.
 func (m *Machine) pidfileFailed(now time.Time, problem string, treeEmpty bool) []Action {
-	m.d.awaiting, m.d.tree, m.alive = false, false, false
-	m.outcome, m.code = statusfile.Failed, ExitNoPidfile
+	m.daemon.awaiting, m.daemon.tree, m.alive = false, false, false
+	m.outcome, m.code = statusfile.Failed, exitcode.NoPidfile
 	acts := []Action{{Kind: ActPidfileFailed, Why: problem}}
 	if treeEmpty {
-		return append(acts, m.finish()...)
+		return append(acts, m.enterStopped()...)
 	}
 	m.cleanupAt = m.opt.Budget.CleanupDeadline(now)
 	acts = m.setPhase(acts, statusfile.CleaningUp)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -75,7 +76,7 @@ func TestPidfileNeverValidFailsAtTheDeadlineAndCleansUp(t *testing.T) {
 	if !strings.Contains(acts[0].Why, "not in lfinit's tree") {
 		t.Fatalf("the failure does not carry the problem: %q", acts[0].Why)
 	}
-	expectOutcome(t, m, statusfile.Failed, ExitNoPidfile)
+	expectOutcome(t, m, statusfile.Failed, exitcode.NoPidfile)
 	expect(t, "no relay to a stranger", m.Signal(at(2*s), syscall.SIGHUP), "")
 	expect(t, "a late pid is not adopted", m.Adopt(at(2*s)), "")
 	// A leftover that ignores TERM is killed after the floor, as usual.
@@ -287,9 +288,9 @@ func FuzzMachineDaemon(f *testing.F) {
 			case 7:
 				check(m.PidfileChecked(now, "does not exist"))
 			case 8:
-				before := m.d.adopted
+				before := m.daemon.adopted
 				acts := m.Adopt(now)
-				adoptedAlive = adoptedAlive || (!before && m.d.adopted)
+				adoptedAlive = adoptedAlive || (!before && m.daemon.adopted)
 				check(acts)
 			case 9:
 				check(m.MarkReady(now))

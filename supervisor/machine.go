@@ -23,9 +23,13 @@ type (
 	Outcome = statusfile.Outcome
 )
 
-// Exit codes lfinit itself chooses.
+// ExitForced is the exit of a forced stop (exitcode.Forced).
+const ExitForced = exitcode.Forced
+
+// The defaults of the kill path: how often SIGKILL is sent again while
+// the tree lives, and when lfinit stops waiting for processes that do not
+// die (stuck in the kernel).
 const (
-	ExitForced     = exitcode.Forced
 	KillRetryEvery = 50 * time.Millisecond
 	KillGiveUp     = time.Second
 )
@@ -38,15 +42,15 @@ type Options struct {
 	DeadlineSignal  syscall.Signal   // 0: the stop signal again
 	NoDeadline      bool             // --deadline-signal=none
 	ExitMap         map[int]int      // child code → lfinit code
-	KillRetry       time.Duration    // resend SIGKILL while the tree lives (default 50ms)
-	KillGiveUp      time.Duration    // stop waiting for unkillable processes (default 1s)
+	KillRetry       time.Duration    // resend SIGKILL while the tree lives (default KillRetryEvery)
+	KillGiveUp      time.Duration    // stop waiting for unkillable processes (default KillGiveUp)
 	// Rewrite maps a received signal to the one the child gets (0: drop
 	// it entirely). A rewritten shutdown signal still starts the shutdown;
 	// its TO is the stop signal unless StopSignal is set.
 	Rewrite map[syscall.Signal]syscall.Signal
 	// Daemon says what is followed once the start command exits 0
 	// (--pidfile, --wait-for=tree); PidfileTimeout bounds the wait for
-	// the pidfile, read every PidfilePoll (default 20ms).
+	// the pidfile, read every PidfilePoll (default PidfilePollEvery).
 	Daemon         Daemon
 	Pidfile        string // the path, for the loop (DaemonPidfile)
 	PidfileTimeout time.Duration
@@ -81,16 +85,16 @@ type Action struct {
 
 // Machine is the pure decision core of one run.
 type Machine struct {
-	opt      Options
-	phase    Phase
-	outcome  Outcome
-	code     int
-	alive    bool // the main child is not reaped yet
-	shutdown bool
-	tl       budget.Timeline
-	stopSig  syscall.Signal
-	deadSig  syscall.Signal // 0: none
-	trigger  syscall.Signal // the first shutdown signal
+	opt         Options
+	phase       Phase
+	outcome     Outcome
+	code        int
+	alive       bool // the main child is not reaped yet
+	shutdown    bool
+	timeline    budget.Timeline
+	stopSig     syscall.Signal
+	deadlineSig syscall.Signal // 0: none
+	trigger     syscall.Signal // the first shutdown signal
 
 	stopSent   bool
 	gracePast  bool // the grace deadline passed with the child alive
@@ -100,7 +104,7 @@ type Machine struct {
 	startedAt  time.Time
 	exitedAt   time.Time
 	done       bool
-	d          daemonState
+	daemon     daemonState
 }
 
 // NewMachine returns a machine for a child about to be started.
@@ -132,7 +136,7 @@ func (m *Machine) Phase() Phase {
 func (m *Machine) Outcome() Outcome { return m.outcome }
 
 // Timeline is the shutdown schedule, valid once ShuttingDown is true.
-func (m *Machine) Timeline() budget.Timeline { return m.tl }
+func (m *Machine) Timeline() budget.Timeline { return m.timeline }
 
 // ShuttingDown reports whether a shutdown signal has been accepted.
 func (m *Machine) ShuttingDown() bool { return m.shutdown }
@@ -144,7 +148,7 @@ func (m *Machine) Trigger() syscall.Signal { return m.trigger }
 func (m *Machine) HardDeadline() (time.Time, bool) {
 	switch {
 	case m.shutdown:
-		return m.tl.HardDeadline, true
+		return m.timeline.HardDeadline, true
 	case !m.cleanupAt.IsZero():
 		return m.cleanupAt, true
 	}
@@ -175,7 +179,7 @@ func (m *Machine) Drops(sig syscall.Signal) bool {
 // the daemon is adopted.
 func (m *Machine) Started(now time.Time, ready bool) []Action {
 	m.alive, m.startedAt = true, now
-	m.d.gated = !ready
+	m.daemon.gated = !ready
 	if ready && m.opt.Daemon != DaemonPidfile {
 		return m.setPhase(nil, statusfile.Ready)
 	}
@@ -187,8 +191,8 @@ func (m *Machine) MarkReady(now time.Time) []Action {
 	if m.phase != statusfile.Starting || m.shutdown || m.done {
 		return nil
 	}
-	if m.opt.Daemon == DaemonPidfile && !m.d.adopted {
-		m.d.readySeen = true // ready once the daemon is adopted too
+	if m.opt.Daemon == DaemonPidfile && !m.daemon.adopted {
+		m.daemon.readySeen = true // ready once the daemon is adopted too
 		return nil
 	}
 	return m.setPhase(nil, statusfile.Ready)
@@ -215,49 +219,49 @@ func (m *Machine) Signal(now time.Time, sig syscall.Signal) []Action {
 	}
 	if !m.IsShutdownSignal(sig) {
 		if m.alive {
-			return []Action{m.fwd(to, "relay")}
+			return []Action{m.forwardAction(to, "relay")}
 		}
 		return nil
 	}
 	if !m.shutdown {
-		return m.begin(now, sig, to)
+		return m.startShutdown(now, sig, to)
 	}
 	var acts []Action
-	tl, what := m.tl.Again(m.opt.Budget, now)
-	m.tl = tl
-	if what == budget.SendDeadline && m.alive && m.deadSig != 0 {
-		acts = append(acts, m.fwd(m.deadSig, "deadline"))
+	next, what := m.timeline.Again(m.opt.Budget, now)
+	m.timeline = next
+	if what == budget.SendDeadline && m.alive && m.deadlineSig != 0 {
+		acts = append(acts, m.forwardAction(m.deadlineSig, "deadline"))
 	}
 	return m.advance(now, acts)
 }
 
-// begin starts the shutdown on sig, which the child would get as to.
-func (m *Machine) begin(now time.Time, sig, to syscall.Signal) []Action {
+// startShutdown starts the shutdown on sig, which the child would get as to.
+func (m *Machine) startShutdown(now time.Time, sig, to syscall.Signal) []Action {
 	m.shutdown, m.trigger = true, sig
 	m.stopSig = m.opt.StopSignal
 	if m.stopSig == 0 {
 		m.stopSig = to
 	}
-	m.deadSig = m.opt.DeadlineSignal
-	if m.deadSig == 0 {
-		m.deadSig = m.stopSig
+	m.deadlineSig = m.opt.DeadlineSignal
+	if m.deadlineSig == 0 {
+		m.deadlineSig = m.stopSig
 	}
 	if m.opt.NoDeadline {
-		m.deadSig = 0
+		m.deadlineSig = 0
 	}
-	m.d.awaiting = false // a shutdown while waiting for the pidfile aborts the start
+	m.daemon.awaiting = false // a shutdown while waiting for the pidfile aborts the start
 	if !m.alive {
 		// The child already exited on its own: the shutdown only caps
 		// the cleanup of its leftovers.
-		m.tl = budget.Timeline{SignalAt: now, StopAt: now, GraceDeadline: now, HardDeadline: m.cleanupAt, Signals: 1}
+		m.timeline = budget.Timeline{SignalAt: now, StopAt: now, GraceDeadline: now, HardDeadline: m.cleanupAt, Signals: 1}
 		return m.advance(now, nil)
 	}
 	ready := m.phase == statusfile.Ready
-	m.tl = budget.Start(m.opt.Budget, now, ready)
+	m.timeline = budget.Start(m.opt.Budget, now, ready)
 	switch {
 	case !ready:
 		return m.advance(now, m.setPhase(nil, statusfile.AbortingStartup))
-	case m.tl.StopAt.After(now):
+	case m.timeline.StopAt.After(now):
 		return m.advance(now, m.setPhase(nil, statusfile.Quiescing))
 	}
 	// No drain delay: the quiesce is empty, so it is not announced.
@@ -269,7 +273,7 @@ func (m *Machine) begin(now time.Time, sig, to syscall.Signal) []Action {
 // whether wait4 found no other process left. In the daemon modes a start
 // command that exits 0 hands over to the pidfile's process or to the tree.
 func (m *Machine) ChildExited(now time.Time, code int, treeEmpty bool) []Action {
-	if !m.alive || m.done || m.d.tree {
+	if !m.alive || m.done || m.daemon.tree {
 		return nil
 	}
 	if acts, ok := m.startCommandExited(now, code, treeEmpty); ok {
@@ -288,13 +292,13 @@ func (m *Machine) mainExited(now time.Time, code int, treeEmpty bool) []Action {
 	case !m.shutdown:
 		m.outcome, m.code = statusfile.ChildExited, code
 		m.cleanupAt = m.opt.Budget.CleanupDeadline(now)
-	case m.gracePast || !m.killedAt.IsZero() || !now.Before(m.tl.GraceDeadline):
+	case m.gracePast || !m.killedAt.IsZero() || !now.Before(m.timeline.GraceDeadline):
 		m.outcome, m.code = statusfile.DeadlineExceeded, ExitForced
 	default:
 		m.outcome, m.code = statusfile.Graceful, code
 	}
 	if treeEmpty {
-		return m.finish()
+		return m.enterStopped()
 	}
 	acts := m.setPhase(nil, statusfile.CleaningUp)
 	if m.killedAt.IsZero() {
@@ -308,14 +312,14 @@ func (m *Machine) TreeEmpty(now time.Time) []Action {
 	switch {
 	case m.done:
 		return nil
-	case m.alive && m.d.awaiting:
-		return m.pidfileFailed(now, m.d.problem+"; no process is left in lfinit's tree", true)
-	case m.alive && m.d.tree:
-		return m.mainExited(now, m.d.lastCode, true)
+	case m.alive && m.daemon.awaiting:
+		return m.pidfileFailed(now, m.daemon.problem+"; no process is left in lfinit's tree", true)
+	case m.alive && m.daemon.tree:
+		return m.mainExited(now, m.daemon.lastCode, true)
 	case m.alive:
 		return nil
 	}
-	return m.finish()
+	return m.enterStopped()
 }
 
 // Tick fires whatever is due at now.
@@ -337,19 +341,19 @@ func (m *Machine) Next() (time.Time, bool) {
 	switch {
 	case m.done:
 		return time.Time{}, false
-	case m.d.awaiting:
-		consider(m.d.nextRead)
+	case m.daemon.awaiting:
+		consider(m.daemon.nextRead)
 	case !m.killedAt.IsZero():
 		consider(m.lastKillAt.Add(m.opt.KillRetry))
 		consider(m.killedAt.Add(m.opt.KillGiveUp))
 	case m.shutdown && m.alive:
 		if !m.stopSent {
-			consider(m.tl.StopAt)
+			consider(m.timeline.StopAt)
 		}
 		if !m.gracePast {
-			consider(m.tl.GraceDeadline)
+			consider(m.timeline.GraceDeadline)
 		}
-		consider(m.tl.HardDeadline)
+		consider(m.timeline.HardDeadline)
 	case !m.alive:
 		if hard, ok := m.HardDeadline(); ok {
 			consider(hard)
@@ -360,23 +364,23 @@ func (m *Machine) Next() (time.Time, bool) {
 
 // advance fires, in order, every deadline due at now.
 func (m *Machine) advance(now time.Time, acts []Action) []Action {
-	if m.d.awaiting && !now.Before(m.d.nextRead) {
+	if m.daemon.awaiting && !now.Before(m.daemon.nextRead) {
 		acts = m.readDue(now, acts)
 	}
 	if m.shutdown && m.alive {
-		if !m.stopSent && !now.Before(m.tl.StopAt) {
+		if !m.stopSent && !now.Before(m.timeline.StopAt) {
 			m.stopSent = true
-			acts = append(acts, m.fwd(m.stopSig, "stop"))
+			acts = append(acts, m.forwardAction(m.stopSig, "stop"))
 			if m.phase == statusfile.Quiescing || m.phase == statusfile.Ready {
 				acts = m.setPhase(acts, statusfile.Draining)
 			}
 		}
-		if !m.gracePast && !now.Before(m.tl.GraceDeadline) {
+		if !m.gracePast && !now.Before(m.timeline.GraceDeadline) {
 			m.gracePast = true
 			// A deadline signal at the instant of the SIGKILL is noise;
 			// a second shutdown signal already sent one.
-			if m.deadSig != 0 && m.tl.GraceDeadline.Before(m.tl.HardDeadline) && m.tl.Signals < 2 {
-				acts = append(acts, m.fwd(m.deadSig, "deadline"))
+			if m.deadlineSig != 0 && m.timeline.GraceDeadline.Before(m.timeline.HardDeadline) && m.timeline.Signals < 2 {
+				acts = append(acts, m.forwardAction(m.deadlineSig, "deadline"))
 			}
 		}
 	}
@@ -394,7 +398,7 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 		if m.alive {
 			m.outcome, m.code = statusfile.DeadlineExceeded, ExitForced
 		}
-		return append(acts, m.finish()...)
+		return append(acts, m.enterStopped()...)
 	}
 	if !now.Before(m.lastKillAt.Add(m.opt.KillRetry)) {
 		m.lastKillAt = now
@@ -403,7 +407,8 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 	return acts
 }
 
-func (m *Machine) finish() []Action {
+// enterStopped ends the run: the stopped phase, then the exit with the decided code.
+func (m *Machine) enterStopped() []Action {
 	m.done = true
 	acts := m.setPhase(nil, statusfile.Stopped)
 	return append(acts, Action{Kind: ActExit, Code: m.code})

@@ -3,7 +3,7 @@ package supervisor
 import "time"
 
 // A full reap (wait4(-1) until nothing is left) ends with a wait4 that walks
-// every live child of lfinit, about 7 ns each, holding the kernel's
+// every live child of lfinit, a cost per child, holding the kernel's
 // tasklist lock that every exiting process needs too. When orphans keep
 // exiting one after another, a reap per SIGCHLD would rescan thousands of
 // live children to find each one. reapPace holds the scans to about a tenth

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/internal/logline"
@@ -55,9 +56,9 @@ type Signals struct {
 }
 
 // CaughtSignals wraps channels that already receive forward.Caught: SIGCHLD
-// on child, the rest on relayed; caught before Run was called.
-func CaughtSignals(relayed, child chan os.Signal) *Signals {
-	return &Signals{relayed: relayed, chld: child}
+// on sigchld, the rest on relayed; caught before Run was called.
+func CaughtSignals(relayed, sigchld chan os.Signal) *Signals {
+	return &Signals{relayed: relayed, chld: sigchld}
 }
 
 // Recorder is told of each event as it happens, from the loop's
@@ -99,7 +100,7 @@ type runner struct {
 	interactive bool            // the child was given the terminal's foreground
 	jobControl  bool            // not PID 1 and on a terminal: stop when the child stops
 	nreaped     int
-	dirty       bool         // publish a status after this batch of actions
+	unpublished bool         // publish a status after this batch of actions
 	pidfile     pidfileState // --pidfile's reads (daemon.go)
 	pace        reapPace     // spaces out full reaps in a storm of orphans
 	reapLater   bool         // a SIGCHLD waits for pace's next full reap
@@ -117,7 +118,7 @@ func Run(c Config) Result {
 	}
 	now := time.Now()
 	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now, self: os.Getpid(), sendTree: reaper.SignalTree}
-	if r.begin() {
+	if r.startOrFail() {
 		return r.result()
 	}
 	var ready <-chan struct{}
@@ -131,13 +132,13 @@ func Run(c Config) Result {
 		return r.result()
 	}
 	startpages.Drop()
-	r.warm()
+	r.warmStopPath()
 	r.loop(ready, stopProbe)
 	return r.result()
 }
 
-// begin starts the child; true when it could not be started (the run is over).
-func (r *runner) begin() bool {
+// startOrFail starts the child; true when it could not be started (the run is over).
+func (r *runner) startOrFail() bool {
 	err := r.startChild()
 	if err == nil {
 		return false
@@ -227,7 +228,7 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 	if r.Recorder != nil {
 		r.Recorder.SignalReceived(name)
 	}
-	if r.logs(slog.LevelDebug) {
+	if r.logsAt(slog.LevelDebug) {
 		r.logReceived(name, what, now)
 	}
 	// What was sent is told after what caused it.
@@ -241,7 +242,7 @@ func (r *runner) signal(sig syscall.Signal) []Action {
 func (r *runner) logReceived(name, what string, now time.Time) {
 	attrs := []any{"signal", name, "action", what}
 	if hard, ok := r.m.HardDeadline(); ok && r.m.ShuttingDown() {
-		attrs = append(attrs, "reason", forward.Reason(r.m.Trigger()), "hard_deadline", hard.UTC().Format(time.RFC3339Nano), "remaining_seconds", remaining(hard, now))
+		attrs = append(attrs, "reason", forward.Reason(r.m.Trigger()), "hard_deadline", hard.UTC().Format(time.RFC3339Nano), "remaining_seconds", seconds(budget.Left(hard, now)))
 	}
 	r.Log.Debug("signal received", attrs...)
 }
@@ -292,7 +293,7 @@ func (r *runner) reap() []Action {
 	if childDone {
 		r.reclaimTerminal()
 		code := reaper.ExitCode(ws)
-		if r.logs(slog.LevelDebug) {
+		if r.logsAt(slog.LevelDebug) {
 			r.Log.Debug("child exited", "child_pid", r.child, "status", describe(ws), "exit_code", code)
 		}
 		return r.m.ChildExited(now, code, empty)
@@ -392,8 +393,8 @@ func (r *runner) apply(acts []Action) bool {
 			return true
 		}
 	}
-	if r.dirty {
-		r.dirty = false
+	if r.unpublished {
+		r.unpublished = false
 		r.publish()
 	}
 	return false
@@ -401,17 +402,17 @@ func (r *runner) apply(acts []Action) bool {
 
 func (r *runner) phase(p Phase) {
 	now := time.Now()
-	r.phaseSince, r.dirty = now, true
+	r.phaseSince, r.unpublished = now, true
 	if p == statusfile.Ready {
 		r.readyAt = now
 	}
 	r.setReady(p == statusfile.Ready)
-	if !r.logs(slog.LevelDebug) {
+	if !r.logsAt(slog.LevelDebug) {
 		return
 	}
 	attrs := []any{"phase", string(p)}
 	if hard, ok := r.m.HardDeadline(); ok {
-		attrs = append(attrs, "remaining_seconds", remaining(hard, now))
+		attrs = append(attrs, "remaining_seconds", seconds(budget.Left(hard, now)))
 	}
 	r.Log.Debug("phase", attrs...)
 }
@@ -463,7 +464,7 @@ func (r *runner) report(a Action, err error) {
 	if a.Why == "deadline" {
 		level = slog.LevelWarn
 	}
-	if a.Why == "relay" || !r.logs(level) {
+	if a.Why == "relay" || !r.logsAt(level) {
 		return
 	}
 	attrs := []any{"signal", name, "to", r.Target.String(), "target_pid", r.child}
@@ -471,9 +472,9 @@ func (r *runner) report(a Action, err error) {
 		attrs = []any{"signal", name, "to", "tree"}
 	}
 	if hard, ok := r.m.HardDeadline(); ok {
-		attrs = append(attrs, "remaining_seconds", remaining(hard, time.Now()))
+		attrs = append(attrs, "remaining_seconds", seconds(budget.Left(hard, time.Now())))
 	}
-	r.line(level, a.Why+" signal sent", attrs...)
+	r.logLine(level, a.Why+" signal sent", attrs...)
 }
 
 // deliver sends a forwarded signal to the child, its group, or the tree.
@@ -501,22 +502,22 @@ func (r *runner) kill(sig syscall.Signal) {
 	fresh := r.addKilled(res.Hit)
 	r.warnUnsignalled(res.Failed, sig)
 	if first && len(fresh) == 0 {
-		r.dirty = true
-		if r.logs(slog.LevelDebug) {
-			r.line(slog.LevelDebug, "hard deadline: nothing of the tree was left to kill", "child_alive", !r.reaped)
+		r.unpublished = true
+		if r.logsAt(slog.LevelDebug) {
+			r.logLine(slog.LevelDebug, "hard deadline: nothing of the tree was left to kill", "child_alive", !r.reaped)
 		}
 		return
 	}
 	if first {
-		r.dirty = true
-		r.line(slog.LevelWarn, "hard deadline: killed the process tree", "signal", forward.Name(sig), "killed", len(fresh),
+		r.unpublished = true
+		r.logLine(slog.LevelWarn, "hard deadline: killed the process tree", "signal", forward.Name(sig), "killed", len(fresh),
 			"child_alive", !r.reaped, "still_running", names(fresh, 10))
 		return
 	}
 	if len(fresh) > 0 {
-		r.dirty = true
-		if r.logs(slog.LevelDebug) {
-			r.line(slog.LevelDebug, "hard deadline: killed more of the tree", "killed", len(fresh), "still_running", names(fresh, 10))
+		r.unpublished = true
+		if r.logsAt(slog.LevelDebug) {
+			r.logLine(slog.LevelDebug, "hard deadline: killed more of the tree", "killed", len(fresh), "still_running", names(fresh, 10))
 		}
 	}
 }
@@ -548,16 +549,16 @@ func (r *runner) warnUnsignalled(failed []reaper.Failure, sig syscall.Signal) {
 		if r.unsignaled == nil {
 			r.unsignaled = map[int]bool{}
 		}
-		r.unsignaled[f.Pid], r.dirty = true, true
-		r.line(slog.LevelWarn, "cannot signal a process of lfinit's tree; it may outlive lfinit", "signal", forward.Name(sig),
+		r.unsignaled[f.Pid], r.unpublished = true, true
+		r.logLine(slog.LevelWarn, "cannot signal a process of lfinit's tree; it may outlive lfinit", "signal", forward.Name(sig),
 			"target_pid", f.Pid, "cmd", f.Comm, "err", f.Err)
 	}
 }
 
-// logs reports whether a line at level would be written: the fields of a
+// logsAt reports whether a line at level would be written: the fields of a
 // line nobody reads are not built (right after a forward, that work would
 // compete with the child for the CPU).
-func (r *runner) logs(level slog.Level) bool {
+func (r *runner) logsAt(level slog.Level) bool {
 	return r.Log.Enabled(context.Background(), level)
 }
 
@@ -615,7 +616,7 @@ func (r *runner) snapshot() statusfile.Status {
 	}
 	if hard, ok := r.m.HardDeadline(); ok {
 		s.HardDeadline = utc(hard)
-		left := max(hard.Sub(now), 0).Seconds()
+		left := budget.Left(hard, now).Seconds()
 		s.RemainingSeconds = &left
 	}
 	if len(r.killed) > 0 {
@@ -665,16 +666,11 @@ func names(procs []reaper.Proc, limit int) []string {
 	return out
 }
 
-// remaining is the time left to deadline, in seconds (ms precision).
-func remaining(deadline, now time.Time) float64 {
-	return seconds(max(deadline.Sub(now), 0))
-}
-
 // seconds is d as lfinit logs it (logline.Seconds).
 func seconds(d time.Duration) float64 { return logline.Seconds(d) }
 
-// line writes one log line at level without looking up its caller (logline.Write).
-func (r *runner) line(level slog.Level, msg string, attrs ...any) {
+// logLine writes one log line at level without looking up its caller (logline.Write).
+func (r *runner) logLine(level slog.Level, msg string, attrs ...any) {
 	logline.Write(r.Log, level, msg, attrs...)
 }
 

@@ -105,8 +105,8 @@ func TestKillOfNothingIsNotAWarning(t *testing.T) {
 	if strings.Contains(out, "level=WARN") || !strings.Contains(out, "nothing of the tree was left to kill") {
 		t.Errorf("log:\n%s", out)
 	}
-	if len(r.killed) != 0 || !r.dirty {
-		t.Errorf("killed %d, dirty %v: want none, and a status to publish", len(r.killed), r.dirty)
+	if len(r.killed) != 0 || !r.unpublished {
+		t.Errorf("killed %d, dirty %v: want none, and a status to publish", len(r.killed), r.unpublished)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/light-fabric/lfinit/forward"
 )
 
-// warm takes, once and at idle, the path a stop takes: startpages.Drop has
+// warmStopPath takes, once and at idle, the path a stop takes: startpages.Drop has
 // just given back the pages of lfinit's binary, and without this the first
 // SIGTERM would fault the ones it needs back in (each fault maps 16 pages,
 // microseconds apiece) between the signal and its forward.
@@ -19,7 +19,7 @@ import (
 // handler, os/signal, the loop's select) and costs one empty reap; a
 // throwaway machine makes a shutdown's decisions; signal 0 to the child is
 // a delivery that delivers nothing.
-func (r *runner) warm() {
+func (r *runner) warmStopPath() {
 	m := NewMachine(r.Options)
 	now := time.Now()
 	m.Started(now, true)

@@ -26,8 +26,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/light-fabric/lfinit/internal/crowd"
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/crowd"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 	"github.com/light-fabric/lfinit/reaper"
 )
 
@@ -243,7 +243,7 @@ func report(w io.Writer, rows []row, args []string) {
 	fmt.Fprintf(w, "## lfinit's own work beside a crowd of unrelated processes\n\n")
 	fmt.Fprintf(w, "Command: `%s` (as root). Machine: %d CPUs, %s, %s; load average %s at the end. %s.\n\n",
 		cmd, runtime.NumCPU(), kernel(), runtime.Version(), strings.Join(strings.Fields(string(load))[:3], " "), time.Now().UTC().Format("2006-01-02"))
-	fmt.Fprintf(w, "lfinit is not PID 1: its /proc is the host's, which also holds the crowd (`internal/crowd`: processes that only pause(), none in lfinit's tree). "+
+	fmt.Fprintf(w, "lfinit is not PID 1: its /proc is the host's, which also holds the crowd (`internal/testkit/crowd`: processes that only pause(), none in lfinit's tree). "+
 		"Tree walk: `reaper.Walk`, lfinit's way to find its tree (each process's children lists), for a tree of three; /proc scan: reading every process's stat, the way before. "+
 		"Scrape: one GET /metrics at a time (lfinit with a child and three grandchildren). Deadline: `--grace=200ms --floor=100ms`, a child and its setsid daemon both ignoring TERM, four clients scraping without pause, "+
 		"SIGTERM to lfinit → lfinit has exited (its pidfd), minus the 300 ms budget.\n\n")

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 )
 
 // The early-stop run: SIGTERM at a uniformly random instant in the first

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 )
 
 // The measurements only lfinit has: how late the hard deadline's SIGKILL

@@ -28,7 +28,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 )
 
 func main() {

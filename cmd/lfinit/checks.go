@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/light-fabric/lfinit/cmd/lfinit/internal/push"
 	"github.com/light-fabric/lfinit/ident"
 	"github.com/light-fabric/lfinit/internal/netaddr"
 	"github.com/light-fabric/lfinit/readiness"
@@ -66,7 +67,7 @@ func checkPushGateway(raw string) error {
 // refuse at exit.
 func checkPushJob(job string) error {
 	if job == "" {
-		return fmt.Errorf("the job name of the push cannot be empty (leave the option out for the default, %s)", DefaultPushJob)
+		return fmt.Errorf("the job name of the push cannot be empty (leave the option out for the default, %s)", push.DefaultJob)
 	}
 	return nil
 }
@@ -88,4 +89,16 @@ func checkPidfilePath(path string) error {
 func checkUserSpec(spec string) error {
 	_, err := ident.ParseSpec(spec)
 	return err
+}
+
+// checkPush validates the push settings of a run together; the gateway's
+// URL and the job were checked as they were set.
+func checkPush(p push.Config) error {
+	if p.Gateway == "" {
+		return nil
+	}
+	if p.Timeout <= 0 {
+		return usagef("--push-timeout must be more than 0 when --push-gateway is set (default %v)", push.DefaultTimeout)
+	}
+	return nil
 }

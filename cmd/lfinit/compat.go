@@ -244,7 +244,7 @@ func applyPeerEnv(fs *flag.FlagSet, getenv func(string) string, target, level *s
 		return usagef("DUMB_INIT_DEBUG=%q is not 0 or 1 (lfinit: LFINIT_LOG_LEVEL=debug)", v)
 	}
 	if verbose >= 0 && free("log-level") {
-		*level = []string{"error", "warn", "info", "debug"}[min(verbose, 3)]
+		*level = logLevels[len(logLevels)-1-min(verbose, 3)] // -v…-vvv: from error down to debug
 	}
 	return nil
 }

@@ -17,8 +17,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/light-fabric/lfinit/cmd/lfinit/internal/asynclog"
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/early"
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/final"
+	"github.com/light-fabric/lfinit/cmd/lfinit/internal/push"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/metrics"
@@ -36,7 +38,7 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 	childEnv, maskErr := forward.EnsureEmptyMask(args, env)
 
 	if len(args) > 1 {
-		if _, ok := subcommands[args[1]]; ok {
+		if _, ok := lookupSubcommand(args[1]); ok {
 			return runSubcommand(args[1], args[2:], os.Getenv, stdout, stderr)
 		}
 	}
@@ -165,7 +167,7 @@ type observers struct {
 
 // start serves metrics and starts the status-file writer, and says where
 // the final records go.
-func (p *prepared) start(c *config, log *slog.Logger, logOut *asyncWriter) (obs observers, rec final.Records) {
+func (p *prepared) start(c *config, log *slog.Logger, logOut *asynclog.Writer) (obs observers, rec final.Records) {
 	rec = final.Records{Log: log, FlushLog: logOut.Close, StatusPath: c.statusFile, TerminationLog: terminationLog(c.termLog)}
 	var publisher *statusfile.Publisher
 	if c.statusFile != "" {
@@ -175,7 +177,7 @@ func (p *prepared) start(c *config, log *slog.Logger, logOut *asyncWriter) (obs 
 		obs.publishers = append(obs.publishers, publisher.Publish)
 		rec.StatusFile = publisher
 	}
-	if p.metrics == nil && c.push.gateway == "" {
+	if p.metrics == nil && c.push.Gateway == "" {
 		return obs, rec
 	}
 	// A push without --metrics-addr still needs the registry.
@@ -204,20 +206,20 @@ func (p *prepared) serve(addr string, m *metrics.Metrics, log *slog.Logger) {
 }
 
 // pusher is the final push, nil without --push-gateway.
-func pusher(p pushConfig, g prometheus.Gatherer, log *slog.Logger) func() {
-	if p.gateway == "" {
+func pusher(p push.Config, g prometheus.Gatherer, log *slog.Logger) func() {
+	if p.Gateway == "" {
 		return nil
 	}
 	return func() {
 		// Only now: the grouping may read the host name, work a shutdown
 		// without a push must not do.
-		_ = pushFinal(p, groupingFor(p.grouping.m, os.Getenv), g, log)
+		_ = push.Final(p, push.Grouping(p.Grouping, os.Getenv), g, log)
 	}
 }
 
 // newMetrics is lfinit's registry, with the signal counters an operator
 // queries already at 0.
-func newMetrics(c *config, logOut *asyncWriter, publisher *statusfile.Publisher) *metrics.Metrics {
+func newMetrics(c *config, logOut *asynclog.Writer, publisher *statusfile.Publisher) *metrics.Metrics {
 	src := metrics.Sources{
 		// Counted at scrape time only: a /proc scan is no work for the loop.
 		LiveChildren:    func() int { return len(reaper.Live(reaper.Walk(os.Getpid()))) },
@@ -234,8 +236,8 @@ func newMetrics(c *config, logOut *asyncWriter, publisher *statusfile.Publisher)
 
 // newLogger is lfinit's slog logger on stderr, through a queue that never
 // blocks the loop.
-func newLogger(c *config, stderr io.Writer) (*asyncWriter, *slog.Logger) {
-	out := newAsyncWriter(stderr, 1024)
+func newLogger(c *config, stderr io.Writer) (*asynclog.Writer, *slog.Logger) {
+	out := asynclog.New(stderr, 1024)
 	opts := &slog.HandlerOptions{Level: c.logLevel}
 	var h slog.Handler = slog.NewTextHandler(out, opts)
 	if c.logFormat == "json" {

@@ -4,23 +4,16 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/supervisor"
 )
 
-// commonSignals are the signals operators and orchestrators send most;
-// their counters exist from the first scrape, with the shutdown signals.
-var commonSignals = []syscall.Signal{
-	syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
-	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH,
-}
-
 // knownSignals names the signals whose counters start at 0: the common
-// ones, the shutdown signals and the stop and deadline signals.
+// ones (forward.Common), the shutdown signals and the stop and deadline
+// signals.
 func knownSignals(o supervisor.Options) []string {
-	sigs := append(slices.Clone(commonSignals), o.ShutdownSignals...)
+	sigs := append(slices.Clone(forward.Common), o.ShutdownSignals...)
 	sigs = append(sigs, o.StopSignal, o.DeadlineSignal)
 	var names []string
 	for _, s := range sigs {

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -13,30 +12,51 @@ import (
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
-// subcommands are the words that are not a program to run; `lfinit --
-// status` runs a program called status.
-var subcommands = map[string]func(args []string, getenv func(string) string, stdout io.Writer) (int, error){
-	"status":  statusCmd,
-	"probe":   probeCmd,
-	"budget":  budgetCmd,
-	"version": versionCmd,
+// subcommand is a word that is not a program to run. Its options are
+// the table's (options.go) that name it in their scope.
+type subcommand struct {
+	name  string
+	in    scope
+	words string // what it takes before its options, e.g. ready|live
+	note  string // after the synopsis in its --help
+	run   func(c *config, args []string, stdout io.Writer) (int, error)
 }
 
-// subcommandUsage is each subcommand's synopsis, for its --help.
-var subcommandUsage = map[string]string{
-	"status":  "lfinit status [--status-file PATH] [--json]   (LFINIT_STATUS_FILE)",
-	"probe":   "lfinit probe ready|live [--status-file PATH]   (exit 0 when ready/live, 1 when not)",
-	"budget":  "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D] [--push-gateway URL --push-timeout D]",
-	"version": "lfinit version [--json]   (version, commit, Go version, platform)",
+// subcommands are the words that are not a program to run, in the order
+// --help lists them; `lfinit -- status` runs a program called status.
+var subcommands = []subcommand{
+	{"status", inStatus, "", "LFINIT_STATUS_FILE", statusCmd},
+	{"probe", inProbe, "ready|live", "exit 0 when ready/live, 1 when not", probeCmd},
+	{"budget", inBudget, "", "", budgetCmd},
+	{"version", inVersion, "", "version, commit, Go version, platform", versionCmd},
 }
 
-// runSubcommand runs a subcommand and maps a usage error to exitcode.Usage.
+// lookupSubcommand is the subcommand called name.
+func lookupSubcommand(name string) (subcommand, bool) {
+	for _, sc := range subcommands {
+		if sc.name == name {
+			return sc, true
+		}
+	}
+	return subcommand{}, false
+}
+
+// synopsis is the subcommand's usage line, derived from the option table.
+func (sc subcommand) synopsis() string { return synopsis(sc.name, sc.words, sc.in) }
+
+// runSubcommand parses a subcommand's options and variables, runs it, and
+// maps a usage error to exitcode.Usage.
 func runSubcommand(name string, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	code, err := subcommands[name](args, getenv, stdout)
+	sc, _ := lookupSubcommand(name)
+	code, err := sc.parseAndRun(args, getenv, stdout)
 	var ue *usageError
 	switch {
 	case errors.Is(err, errHelp):
-		fmt.Fprintf(stdout, "usage: %s\n", subcommandUsage[name])
+		usage := sc.synopsis()
+		if sc.note != "" {
+			usage += "   (" + sc.note + ")"
+		}
+		fmt.Fprintf(stdout, "usage: %s\n", usage)
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "lfinit %s: %s (see lfinit --help)\n", name, shortenMessage(ue.msg))
@@ -47,10 +67,20 @@ func runSubcommand(name string, args []string, getenv func(string) string, stdou
 	return code
 }
 
-func statusFlags(name string, path *string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.StringVar(path, "status-file", "", "the status file of the lfinit to ask")
-	return fs
+// parseAndRun reads the subcommand's options into a config and runs it
+// with the words left. A subcommand that takes words (probe) takes its
+// first one before its options.
+func (sc subcommand) parseAndRun(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
+	var lead []string
+	if sc.words != "" && len(args) > 0 {
+		lead, args = args[:1], args[1:]
+	}
+	c := &config{}
+	fs := flagSet(sc.name, c, sc.in)
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return exitcode.Usage, err
+	}
+	return sc.run(c, append(lead, fs.Args()...), stdout)
 }
 
 func readStatus(path string) (statusfile.Status, error) {
@@ -61,14 +91,8 @@ func readStatus(path string) (statusfile.Status, error) {
 }
 
 // statusCmd prints the state of a running lfinit from its status file.
-func statusCmd(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
-	var path string
-	var asJSON bool
-	fs := statusFlags("status", &path)
-	fs.BoolVar(&asJSON, "json", false, "print the status file's keys as JSON, and whether it is stale")
-	if err := parseFlags(fs, args, getenv); err != nil {
-		return exitcode.Usage, err
-	}
+func statusCmd(c *config, _ []string, stdout io.Writer) (int, error) {
+	path := c.statusFile
 	s, err := readStatus(path)
 	if err != nil {
 		return exitcode.Failed, err
@@ -78,7 +102,7 @@ func statusCmd(args []string, getenv func(string) string, stdout io.Writer) (int
 		// A dead lfinit's last "ready" is not the truth, in either output.
 		s.Ready = false
 	}
-	if asJSON {
+	if c.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(statusView{s, stale != "", stale}); err != nil {
@@ -118,16 +142,12 @@ func staleness(s statusfile.Status) string {
 }
 
 // probeCmd answers an exec probe: exit 0 when ready (or live), 1 when not.
-func probeCmd(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
+func probeCmd(c *config, args []string, stdout io.Writer) (int, error) {
 	if len(args) == 0 || (args[0] != "ready" && args[0] != "live") {
 		return exitcode.Usage, usagef("say which probe: lfinit probe ready|live")
 	}
 	kind := args[0]
-	var path string
-	if err := parseFlags(statusFlags("probe", &path), args[1:], getenv); err != nil {
-		return exitcode.Usage, err
-	}
-	s, err := readStatus(path)
+	s, err := readStatus(c.statusFile)
 	if err != nil {
 		return exitcode.Failed, err
 	}
@@ -153,19 +173,15 @@ func probeCmd(args []string, getenv func(string) string, stdout io.Writer) (int,
 func writerAlive(int) bool { return true }
 
 // budgetCmd prints the shutdown timeline and checks it against a stop timeout.
-func budgetCmd(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
-	// The run's own options, so that the defaults and the spelling are the run's.
-	c := &config{}
-	fs := flagSet("budget", c, "grace", "floor", "drain-delay", "stop-timeout", "allowance", "push-gateway", "push-timeout")
-	if err := parseFlags(fs, args, getenv); err != nil {
-		return exitcode.Usage, err
-	}
+// It reads the run's own options, so that the defaults and the spelling
+// are the run's.
+func budgetCmd(c *config, _ []string, stdout io.Writer) (int, error) {
 	b, stop, allowance := c.opts.Budget, c.stopTimeout, c.allowance
 	if err := b.Validate(); err != nil {
 		return exitcode.Usage, usagef("%v", err)
 	}
-	if c.push.gateway != "" { // a push of the final metrics counts only when one is configured
-		b.Push = c.push.timeout
+	if c.push.Gateway != "" { // a push of the final metrics counts only when one is configured
+		b.Push = c.push.Timeout
 	}
 	fmt.Fprint(stdout, timeline(b))
 	rec := b.RecommendedSeconds(allowance)

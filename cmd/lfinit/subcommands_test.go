@@ -68,3 +68,19 @@ func TestStatusOfALiveFile(t *testing.T) {
 		t.Errorf("status --json of a live file: exit %d, %v", code, got)
 	}
 }
+
+// A subcommand's synopsis is derived from the option table: its options
+// are the table's rows that name it, in the table's order.
+func TestSubcommandSynopsisFromTable(t *testing.T) {
+	for name, want := range map[string]string{
+		"status":  "lfinit status [--status-file PATH] [--json]",
+		"probe":   "lfinit probe ready|live [--status-file PATH]",
+		"budget":  "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D] [--push-gateway URL] [--push-timeout D]",
+		"version": "lfinit version [--json]",
+	} {
+		sc, ok := lookupSubcommand(name)
+		if got := sc.synopsis(); !ok || got != want {
+			t.Errorf("%s: synopsis %q, want %q", name, got, want)
+		}
+	}
+}

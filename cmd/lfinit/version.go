@@ -2,11 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/light-fabric/lfinit/exitcode"
 )
 
 // Stamped by scripts/build and scripts/release with -ldflags "-X
@@ -85,17 +86,12 @@ func (b BuildInfo) String() string {
 }
 
 // versionCmd is lfinit version [--json].
-func versionCmd(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print the build as JSON")
-	if err := parseFlags(fs, args, getenv); err != nil {
-		return 2, err
-	}
-	if fs.NArg() > 0 {
-		return 2, usagef("it takes no argument but --json, not %q", fs.Arg(0))
+func versionCmd(c *config, args []string, stdout io.Writer) (int, error) {
+	if len(args) > 0 {
+		return exitcode.Usage, usagef("it takes no argument but --json, not %q", args[0])
 	}
 	b := Build()
-	if !*asJSON {
+	if !c.asJSON {
 		fmt.Fprint(stdout, b)
 		return 0, nil
 	}

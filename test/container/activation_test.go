@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 )
 
 // TestSocketActivationUnderPodman: podman run --preserve-fds=1 with a

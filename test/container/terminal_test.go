@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/ttypane"
+	"github.com/light-fabric/lfinit/internal/testkit/ttypane"
 )
 
 // `podman run -it` typed into through a real pseudo-terminal (tmux), with

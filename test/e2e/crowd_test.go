@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/crowd"
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/crowd"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 )
 
 // crowdSize is the count of unrelated processes beside lfinit: a large node.

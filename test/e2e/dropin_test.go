@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 

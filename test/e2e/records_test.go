@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/ttypane"
+	"github.com/light-fabric/lfinit/internal/testkit/ttypane"
 )
 
 // newPane runs shellCmd in a real pseudo-terminal (a tmux session).

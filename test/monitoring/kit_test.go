@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 )
 
 // kitWindow replaces the rules' freshness window (3600 s, [1h]) so that a

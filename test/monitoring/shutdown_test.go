@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 )
 
 // TestShutdownReachesPrometheus runs one deadline-exceeded shutdown under

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 )
 
 // qemuNames maps a release architecture to its qemu-user emulator.

@@ -1,4 +1,4 @@
-package main
+package asynclog
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/internal/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 )
 
 // BenchmarkSignalLogLine is one "signal received" line through slog and the
-// asyncWriter (to io.Discard): the work a forward must not wait behind.
+// Writer (to io.Discard): the work a forward must not wait behind.
 func BenchmarkSignalLogLine(b *testing.B) {
-	w := newAsyncWriter(io.Discard, 1024)
+	w := New(io.Discard, 1024)
 	log := slog.New(slog.NewTextHandler(w, nil)).With("logger", "lfinit")
 	hard := time.Date(2026, 1, 2, 3, 4, 13, 250e6, time.UTC).Format(time.RFC3339Nano)
 	b.ReportAllocs()
@@ -29,12 +29,12 @@ func BenchmarkSignalLogLine(b *testing.B) {
 	b.ReportMetric(float64(w.Dropped())/float64(b.N), "dropped/op")
 }
 
-// TestAsyncWriterKeepsOrderAcrossClose: lines queued before Close and lines
+// TestWriterKeepsOrderAcrossClose: lines queued before Close and lines
 // written in line after it reach the writer in the order they were written.
-func TestAsyncWriterKeepsOrderAcrossClose(t *testing.T) {
+func TestWriterKeepsOrderAcrossClose(t *testing.T) {
 	for _, queued := range []int{0, 1, 50} {
 		var out measure.Buffer
-		w := newAsyncWriter(&out, 1024)
+		w := New(&out, 1024)
 		var want strings.Builder
 		for i := range queued {
 			fmt.Fprintf(w, "queued %d\n", i)
@@ -54,13 +54,13 @@ func TestAsyncWriterKeepsOrderAcrossClose(t *testing.T) {
 	}
 }
 
-// TestAsyncWriterCloseIsBounded: a writer that never returns (a stderr
+// TestWriterCloseIsBounded: a writer that never returns (a stderr
 // nobody reads) holds Close no longer than its timeout, and the lines
 // after it are dropped and counted rather than blocking.
-func TestAsyncWriterCloseIsBounded(t *testing.T) {
+func TestWriterCloseIsBounded(t *testing.T) {
 	stuck := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
 	defer close(stuck.release)
-	w := newAsyncWriter(stuck, 4)
+	w := New(stuck, 4)
 	io.WriteString(w, "first\n")
 	<-stuck.entered
 	io.WriteString(w, "second\n")
@@ -75,9 +75,9 @@ func TestAsyncWriterCloseIsBounded(t *testing.T) {
 	}
 }
 
-// TestAsyncWriterInlineSkipsAFullPipe: after Close, a line for a pipe that
+// TestWriterInlineSkipsAFullPipe: after Close, a line for a pipe that
 // cannot take it now is dropped, never waited for.
-func TestAsyncWriterInlineSkipsAFullPipe(t *testing.T) {
+func TestWriterInlineSkipsAFullPipe(t *testing.T) {
 	r, wr, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestAsyncWriterInlineSkipsAFullPipe(t *testing.T) {
 	if err := measure.FillPipe(wr); err != nil {
 		t.Fatal(err)
 	}
-	w := newAsyncWriter(wr, 4)
+	w := New(wr, 4)
 	w.Close(time.Second)
 	done := make(chan struct{})
 	go func() {

@@ -1,4 +1,6 @@
-package main
+// Package asynclog is lfinit's log writer: lines are queued to a goroutine
+// that writes them, so a stderr that blocks never stalls a forward or a kill.
+package asynclog
 
 import (
 	"io"
@@ -10,14 +12,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// asyncWriter hands log lines to a goroutine that writes them, so a stderr
+// Writer hands log lines to a goroutine that writes them, so a stderr
 // that blocks (a full pipe nobody reads) can never stall a forward or a
 // kill. When its queue is full it drops lines and counts them.
 //
 // Once the run is over (Close), lines are written in line, by the caller,
 // in order: no deadline is left to protect, and a handoff to the goroutine
 // would only make lfinit's exit wait for another thread.
-type asyncWriter struct {
+type Writer struct {
 	w       io.Writer
 	fd      int // w's descriptor, polled before an inline write; -1 if none
 	lines   chan []byte
@@ -31,9 +33,10 @@ type asyncWriter struct {
 	inline bool // the queue is drained: Write writes itself
 }
 
-// newAsyncWriter starts the goroutine that copies queued lines to w.
-func newAsyncWriter(w io.Writer, queue int) *asyncWriter {
-	a := &asyncWriter{w: w, fd: descriptor(w), lines: make(chan []byte, queue), done: make(chan struct{})}
+// New starts the goroutine that copies queued lines to w; queue is how
+// many lines may wait before new ones are dropped.
+func New(w io.Writer, queue int) *Writer {
+	a := &Writer{w: w, fd: descriptor(w), lines: make(chan []byte, queue), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		for line := range a.lines {
@@ -46,7 +49,7 @@ func newAsyncWriter(w io.Writer, queue int) *asyncWriter {
 
 // Write queues a copy of p (slog reuses its buffer) and never blocks; after
 // Close it writes p itself if the descriptor can take it at once.
-func (a *asyncWriter) Write(p []byte) (int, error) {
+func (a *Writer) Write(p []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
@@ -66,12 +69,12 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 }
 
 // Dropped is how many lines were lost to a full queue.
-func (a *asyncWriter) Dropped() int64 { return a.dropped.Load() }
+func (a *Writer) Dropped() int64 { return a.dropped.Load() }
 
 // Close stops queueing; once the queued lines are written (it waits up to
 // timeout for them) later lines are written in line. Calling it again does
 // nothing.
-func (a *asyncWriter) Close(timeout time.Duration) {
+func (a *Writer) Close(timeout time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {

@@ -1,4 +1,7 @@
-package main
+// Package push pushes lfinit's final metrics to a Pushgateway once, at
+// exit, inside a bound: the outcome reaches Prometheus even though lfinit
+// is gone before the next scrape.
+package push
 
 import (
 	"context"
@@ -19,33 +22,35 @@ import (
 	"github.com/light-fabric/lfinit/internal/logline"
 )
 
-// DefaultPushJob is the job label of the push unless --push-job says otherwise.
-const DefaultPushJob = "lfinit"
+// DefaultJob is the job label of the push unless --push-job says otherwise.
+const DefaultJob = "lfinit"
 
-// DefaultPushTimeout caps the whole push of the final metrics, gathering and retries included.
-const DefaultPushTimeout = time.Second
+// DefaultTimeout caps the whole push of the final metrics, gathering and retries included.
+const DefaultTimeout = time.Second
 
-// pushConfig is where and how the final metrics are pushed.
-type pushConfig struct {
-	gateway  string // the Pushgateway's base URL; "" for no push
-	job      string
-	grouping labelList // from --push-grouping, on top of the defaults
-	timeout  time.Duration
+// Config is where and how the final metrics are pushed.
+type Config struct {
+	Gateway  string // the Pushgateway's base URL; "" for no push
+	Job      string
+	Grouping Labels // from --push-grouping, on top of the defaults
+	Timeout  time.Duration
 }
 
-// labelList collects NAME=VALUE pairs; a comma separates several in one value.
-type labelList struct{ m map[string]string }
+// Labels collects NAME=VALUE pairs (a flag.Value); a comma separates
+// several in one value. Its zero value is not usable: make the map.
+type Labels map[string]string
 
-func (v labelList) String() string { return "" }
+func (v Labels) String() string { return "" }
 
-func (v labelList) Set(s string) error {
+// Set adds the pairs of s, each checked.
+func (v Labels) Set(s string) error {
 	for _, pair := range strings.Split(s, ",") {
 		name, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
 		if err := checkGroupingLabel(name, value, ok); err != nil {
 			return err
 		}
-		v.m[name] = value
-		if len(v.m) > maxGroupingLabels {
+		v[name] = value
+		if len(v) > maxGroupingLabels {
 			return fmt.Errorf("more than %d grouping labels; the limit is %d, besides pod and namespace", maxGroupingLabels, maxGroupingLabels)
 		}
 	}
@@ -71,9 +76,9 @@ var reservedLabels = []string{"job", "phase", "outcome", "signal", "version", "r
 func checkGroupingLabel(name, value string, ok bool) error {
 	switch {
 	case !ok || value == "":
-		return fmt.Errorf("%q is not NAME=VALUE with a non-empty value (e.g. cluster=prod)", shorten(name+"="+value))
+		return fmt.Errorf("%q is not NAME=VALUE with a non-empty value (e.g. cluster=prod)", name+"="+value)
 	case !labelName.MatchString(name) || strings.HasPrefix(name, "__"):
-		return fmt.Errorf("%q is not a Prometheus label name (letters, digits and _, not starting with a digit or __)", shorten(name))
+		return fmt.Errorf("%q is not a Prometheus label name (letters, digits and _, not starting with a digit or __)", name)
 	case slices.Contains(reservedLabels, name):
 		return fmt.Errorf("%q is a label of lfinit's own series; choose another name", name)
 	case len(name) > maxGroupingName:
@@ -84,24 +89,12 @@ func checkGroupingLabel(name, value string, ok bool) error {
 	return nil
 }
 
-// check validates the push settings of a run together; the gateway's URL
-// and the job were checked as they were set (checks.go).
-func (p *pushConfig) check() error {
-	if p.gateway == "" {
-		return nil
-	}
-	if p.timeout <= 0 {
-		return usagef("--push-timeout must be more than 0 when --push-gateway is set (default %v)", DefaultPushTimeout)
-	}
-	return nil
-}
-
-// groupingFor is the grouping key of the push: pod (POD_NAME, else
+// Grouping is the grouping key of the push: pod (POD_NAME, else
 // HOSTNAME, which Kubernetes sets to the pod's name, else the host name)
 // and namespace (POD_NAMESPACE, when set), then --push-grouping on top.
 // Without a per-instance label every replica would overwrite the others'
 // group.
-func groupingFor(extra map[string]string, getenv func(string) string) map[string]string {
+func Grouping(extra map[string]string, getenv func(string) string) map[string]string {
 	g := map[string]string{}
 	pod := getenv("POD_NAME")
 	if pod == "" {
@@ -122,26 +115,26 @@ func groupingFor(extra map[string]string, getenv func(string) string) map[string
 	return g
 }
 
-// pushFinal pushes lfinit's final metrics once (PUT: the group is
-// replaced), retrying within p.timeout, which bounds the whole push,
+// Final pushes lfinit's final metrics once (PUT: the group is
+// replaced), retrying within p.Timeout, which bounds the whole push,
 // gathering included. A failure is logged once at WARN and changes
 // nothing else: the tree is reaped and the exit code fixed.
-func pushFinal(p pushConfig, grouping map[string]string, g prometheus.Gatherer, log *slog.Logger) error {
-	if p.gateway == "" || g == nil {
+func Final(p Config, grouping map[string]string, g prometheus.Gatherer, log *slog.Logger) error {
+	if p.Gateway == "" || g == nil {
 		return nil
 	}
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), p.Timeout)
 	defer cancel()
-	base, _ := url.Parse(p.gateway)
-	attempts, err := pushWithin(ctx, p.job, base, grouping, g)
+	base, _ := url.Parse(p.Gateway)
+	attempts, err := pushWithin(ctx, p.Job, base, grouping, g)
 	if err != nil {
 		log.Warn("cannot push the final metrics to the Pushgateway; the exit code is unchanged",
-			"gateway", base.Redacted(), "attempts", attempts, "push_timeout_seconds", logline.Seconds(p.timeout), "err", err)
+			"gateway", base.Redacted(), "attempts", attempts, "push_timeout_seconds", logline.Seconds(p.Timeout), "err", err)
 		return err
 	}
 	// At debug: a normal stop prints only the final summary.
-	log.Debug("pushed the final metrics", "gateway", base.Redacted(), "job", p.job, "attempts", attempts,
+	log.Debug("pushed the final metrics", "gateway", base.Redacted(), "job", p.Job, "attempts", attempts,
 		"took_seconds", logline.Seconds(time.Since(start)))
 	return nil
 }
