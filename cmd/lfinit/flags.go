@@ -37,6 +37,8 @@ func options(c *config) []option {
 		{"grace", durationValue{def(&o.Budget.Grace, budget.DefaultGrace)}, "time from the shutdown signal to the deadline signal"},
 		{"floor", durationValue{def(&o.Budget.Floor, budget.DefaultFloor)}, "time from the grace deadline to SIGKILL of the whole tree"},
 		{"drain-delay", durationValue{def(&o.Budget.DrainDelay, budget.DefaultDrainDelay)}, "time between the shutdown signal and the stop signal (readiness already false)"},
+		{"on-shutdown", hookValue{def(&c.hook, nil)}, "run this command at the first shutdown signal; the stop signal waits for it (a program, or a JSON array: [\"/bin/deregister\",\"--id\",\"web-1\"])"},
+		{"on-shutdown-timeout", durationValue{def(&c.hookTimeout, 0)}, "kill the --on-shutdown command after this long; 0: the drain delay (shorter than the grace)"},
 		{"shutdown-signals", signalList{def(&o.ShutdownSignals, forward.DefaultShutdown)}, "signals that start a shutdown"},
 		{"stop-signal", signalValue{sig: def(&o.StopSignal, 0)}, "signal the child gets when the drain starts (default: the one received)"},
 		{"deadline-signal", signalValue{sig: def(&o.DeadlineSignal, 0), none: def(&o.NoDeadline, false)}, "signal sent at the grace deadline, or none (default: the stop signal)"},

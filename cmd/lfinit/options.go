@@ -36,6 +36,8 @@ type config struct {
 	level       string // --log-level, read into logLevel
 	logLevel    slog.Level
 	push        pushConfig
+	hook        []string      // --on-shutdown (hookopts.go)
+	hookTimeout time.Duration // --on-shutdown-timeout, 0: the drain delay
 	argv        []string
 	help        bool
 	version     bool
@@ -247,6 +249,9 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	if c.push.gateway != "" {
 		c.opts.Budget.Push = c.push.timeout
 	}
+	if err := c.checkHook(); err != nil {
+		return nil, err
+	}
 	if err := c.opts.Budget.Validate(); err != nil {
 		return nil, usagef("%v: set --drain-delay below --grace", err)
 	}
@@ -268,7 +273,7 @@ Usage:
   lfinit status [--status-file PATH] [--json]
   lfinit probe ready|live [--status-file PATH]
   lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D]
-                [--push-gateway URL --push-timeout D]
+                [--push-gateway URL --push-timeout D] [--on-shutdown CMD --on-shutdown-timeout D]
   lfinit version [--json]
 
 lfinit starts COMMAND as its child in its own process group, forwards every

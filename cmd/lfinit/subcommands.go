@@ -26,7 +26,7 @@ var subcommands = map[string]func(args []string, getenv func(string) string, std
 var subcommandUsage = map[string]string{
 	"status":  "lfinit status [--status-file PATH] [--json]   (LFINIT_STATUS_FILE)",
 	"probe":   "lfinit probe ready|live [--status-file PATH]   (exit 0 when ready/live, 1 when not)",
-	"budget":  "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D] [--push-gateway URL --push-timeout D]",
+	"budget":  "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D] [--push-gateway URL --push-timeout D] [--on-shutdown CMD --on-shutdown-timeout D]",
 	"version": "lfinit version [--json]   (version, commit, Go version, platform)",
 }
 
@@ -156,8 +156,11 @@ func writerAlive(int) bool { return true }
 func budgetCmd(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
 	// The run's own options, so that the defaults and the spelling are the run's.
 	c := &config{}
-	fs := flagSet("budget", c, "grace", "floor", "drain-delay", "stop-timeout", "allowance", "push-gateway", "push-timeout")
+	fs := flagSet("budget", c, "grace", "floor", "drain-delay", "stop-timeout", "allowance", "push-gateway", "push-timeout", "on-shutdown", "on-shutdown-timeout")
 	if err := parseFlags(fs, args, getenv); err != nil {
+		return exitcode.Usage, err
+	}
+	if err := c.checkHook(); err != nil {
 		return exitcode.Usage, err
 	}
 	b, stop, allowance := c.opts.Budget, c.stopTimeout, c.allowance
@@ -188,7 +191,13 @@ func timeline(b budget.Config) string {
 	at := func(d time.Duration) string { return "t0+" + d.String() }
 	out := "shutdown timeline (t0 = the first shutdown signal):\n"
 	out += fmt.Sprintf("  %-14s readiness drops (/readyz 503); the child is untouched while it quiesces\n", "t0")
-	out += fmt.Sprintf("  %-14s stop signal forwarded; the drain begins\n", at(b.DrainDelay))
+	if b.Hook > 0 {
+		out += fmt.Sprintf("  %-14s shutdown hook starts (--on-shutdown)\n", "t0")
+		out += fmt.Sprintf("  %-14s at the latest: shutdown hook killed (--on-shutdown-timeout %v)\n", at(b.Hook), b.Hook)
+		out += fmt.Sprintf("  %-14s at the latest: stop signal forwarded (when the hook ends, not before %s); the drain begins\n", at(max(b.DrainDelay, b.Hook)), at(b.DrainDelay))
+	} else {
+		out += fmt.Sprintf("  %-14s stop signal forwarded; the drain begins\n", at(b.DrainDelay))
+	}
 	out += fmt.Sprintf("  %-14s grace deadline: deadline signal; the child is late (exit 1 from here)\n", at(b.Grace))
 	out += fmt.Sprintf("  %-14s hard deadline: SIGKILL to the whole tree, lfinit exits 1\n", at(b.Total()))
 	if b.Push > 0 {
