@@ -29,6 +29,10 @@ type Config struct {
 	// after the hard deadline, once the tree is reaped, so it moves no
 	// deadline; it only adds to what the stop timeout must cover.
 	Push time.Duration
+	// Hook is the shutdown hook's timeout (--on-shutdown-timeout; 0: no
+	// hook). The hook runs from t0 and the stop signal waits for it, so it
+	// must end before the grace deadline, as the drain delay must.
+	Hook time.Duration
 }
 
 // Default returns the configuration lfinit runs with when no option is set.
@@ -40,13 +44,19 @@ func Default() Config {
 // the whole grace, leaving the child no time after its stop signal.
 var ErrDrainNotShorter = errors.New("drain delay must be shorter than the grace")
 
+// ErrHookNotShorter is returned by Validate when the shutdown hook's
+// timeout would hold the stop signal until the grace deadline or past it.
+var ErrHookNotShorter = errors.New("shutdown hook timeout must be shorter than the grace")
+
 // Validate reports a configuration that cannot make a sensible timeline.
 func (c Config) Validate() error {
 	switch {
-	case c.Grace < 0 || c.Floor < 0 || c.DrainDelay < 0:
+	case c.Grace < 0 || c.Floor < 0 || c.DrainDelay < 0 || c.Hook < 0:
 		return errors.New("durations must not be negative")
 	case c.DrainDelay > 0 && c.DrainDelay >= c.Grace:
 		return fmt.Errorf("%w (drain delay %v, grace %v)", ErrDrainNotShorter, c.DrainDelay, c.Grace)
+	case c.Hook > 0 && c.Hook >= c.Grace:
+		return fmt.Errorf("%w (hook timeout %v, grace %v)", ErrHookNotShorter, c.Hook, c.Grace)
 	}
 	return nil
 }
@@ -64,26 +74,48 @@ func (c Config) CleanupDeadline(exitedAt time.Time) time.Time {
 // late wake-up never moves a deadline.
 type Timeline struct {
 	SignalAt      time.Time // t0: the first shutdown signal
-	StopAt        time.Time // the stop signal is forwarded at this instant
+	StopAt        time.Time // the stop signal is forwarded at this instant (with a hook running: at the latest)
 	GraceDeadline time.Time // the deadline signal is due; the child is late
 	HardDeadline  time.Time // SIGKILL to the whole tree, exit 1
 	Signals       int       // shutdown signals received so far
+	// HookDeadline is when a shutdown hook still running is killed; zero
+	// when none runs. Once the hook ends, it is the instant it ended.
+	HookDeadline time.Time
 }
 
 // Start fixes the timeline of a shutdown whose first signal arrived at t0.
-// A child that is not ready yet is aborted: no quiesce, only the floor.
+// A child that is not ready yet is aborted: no quiesce, no hook, only the
+// floor. With a hook, the stop signal is due at the drain delay or at the
+// hook's timeout, whichever is later, until HookEnded says when it ended.
 func Start(c Config, t0 time.Time, ready bool) Timeline {
 	if !ready {
 		hard := t0.Add(c.Floor)
 		return Timeline{SignalAt: t0, StopAt: t0, GraceDeadline: hard, HardDeadline: hard, Signals: 1}
 	}
-	return Timeline{
+	tl := Timeline{
 		SignalAt:      t0,
 		StopAt:        t0.Add(c.DrainDelay),
 		GraceDeadline: t0.Add(c.Grace),
 		HardDeadline:  t0.Add(c.Grace + c.Floor),
 		Signals:       1,
 	}
+	if c.Hook > 0 {
+		tl.HookDeadline = t0.Add(c.Hook)
+		tl.StopAt = latest(tl.StopAt, tl.HookDeadline)
+	}
+	return tl
+}
+
+// HookEnded records that the shutdown hook ended (exited, or was killed)
+// at t: the stop signal then waits only for the drain delay. Nothing is
+// ever extended.
+func (tl Timeline) HookEnded(c Config, t time.Time) Timeline {
+	if tl.HookDeadline.IsZero() {
+		return tl
+	}
+	tl.HookDeadline = earliest(tl.HookDeadline, t)
+	tl.StopAt = earliest(tl.StopAt, latest(tl.SignalAt.Add(c.DrainDelay), t))
+	return tl
 }
 
 // Hurry is what a further shutdown signal asks for, right now.
@@ -106,6 +138,9 @@ func (tl Timeline) Again(c Config, t time.Time) (Timeline, Hurry) {
 		return tl, SendDeadline
 	}
 	what := SendDeadline
+	if !tl.HookDeadline.IsZero() {
+		tl.HookDeadline = earliest(tl.HookDeadline, t) // the hook ends at once
+	}
 	if t.Before(tl.StopAt) {
 		tl.StopAt = t
 		what = ForwardStop
@@ -121,6 +156,13 @@ func (tl Timeline) Again(c Config, t time.Time) (Timeline, Hurry) {
 // Left is the time from now to deadline, never negative.
 func Left(deadline, now time.Time) time.Duration {
 	return max(deadline.Sub(now), 0)
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -193,3 +193,71 @@ func TestBreakdown(t *testing.T) {
 		t.Errorf("hard deadline with a push = %v", tl.HardDeadline)
 	}
 }
+
+func TestHookHoldsTheStopUntilItEnds(t *testing.T) {
+	c := Config{Grace: 10 * time.Second, Floor: time.Second, DrainDelay: 2 * time.Second, Hook: 5 * time.Second}
+	tl := Start(c, t0, true)
+	if !tl.HookDeadline.Equal(at(5*time.Second)) || !tl.StopAt.Equal(at(5*time.Second)) {
+		t.Fatalf("start: hook deadline %v, stop %v; want both t0+5s", tl.HookDeadline.Sub(t0), tl.StopAt.Sub(t0))
+	}
+	// Ended before the drain delay: the stop waits for the drain delay.
+	early := tl.HookEnded(c, at(time.Second))
+	if !early.StopAt.Equal(at(2*time.Second)) || !early.HookDeadline.Equal(at(time.Second)) {
+		t.Fatalf("hook ended at 1s: stop %v, hook %v", early.StopAt.Sub(t0), early.HookDeadline.Sub(t0))
+	}
+	// Ended after it: the stop is due when the hook ended.
+	late := tl.HookEnded(c, at(3*time.Second))
+	if !late.StopAt.Equal(at(3 * time.Second)) {
+		t.Fatalf("hook ended at 3s: stop %v, want t0+3s", late.StopAt.Sub(t0))
+	}
+	// Never later than its timeout, whatever instant it is told.
+	if never := tl.HookEnded(c, at(7*time.Second)); !never.StopAt.Equal(at(5 * time.Second)) {
+		t.Fatalf("hook told ended at 7s: stop %v, want t0+5s", never.StopAt.Sub(t0))
+	}
+}
+
+func TestHookShorterDrainDelayIsTheDefaultShape(t *testing.T) {
+	c := Config{Grace: 10 * time.Second, Floor: time.Second, DrainDelay: 5 * time.Second, Hook: 2 * time.Second}
+	if tl := Start(c, t0, true); !tl.StopAt.Equal(at(5 * time.Second)) {
+		t.Fatalf("stop %v, want the drain delay", tl.StopAt.Sub(t0))
+	}
+}
+
+func TestNoHookWhenAbortingOrUnset(t *testing.T) {
+	c := Config{Grace: 10 * time.Second, Floor: time.Second, Hook: 2 * time.Second}
+	if tl := Start(c, t0, false); !tl.HookDeadline.IsZero() {
+		t.Fatalf("startup abort runs a hook until %v", tl.HookDeadline.Sub(t0))
+	}
+	c.Hook = 0
+	tl := Start(c, t0, true)
+	if !tl.HookDeadline.IsZero() || !tl.HookEnded(c, at(time.Second)).StopAt.Equal(t0) {
+		t.Fatalf("no hook, yet %+v", tl)
+	}
+}
+
+func TestSecondSignalEndsTheHook(t *testing.T) {
+	c := Config{Grace: 10 * time.Second, Floor: time.Second, DrainDelay: 2 * time.Second, Hook: 5 * time.Second}
+	// Past the drain delay, the stop still held by the hook: it is forwarded now.
+	tl, what := Start(c, t0, true).Again(c, at(3*time.Second))
+	if what != ForwardStop || !tl.StopAt.Equal(at(3*time.Second)) || !tl.HookDeadline.Equal(at(3*time.Second)) {
+		t.Fatalf("got %v, stop %v, hook %v", what, tl.StopAt.Sub(t0), tl.HookDeadline.Sub(t0))
+	}
+	if !tl.HardDeadline.Equal(at(4 * time.Second)) {
+		t.Fatalf("hard %v, want t0+4s", tl.HardDeadline.Sub(t0))
+	}
+}
+
+func TestHookTimeoutMustBeShorterThanGrace(t *testing.T) {
+	for _, hook := range []time.Duration{8 * time.Second, 9 * time.Second} {
+		err := Config{Grace: 8 * time.Second, Hook: hook}.Validate()
+		if !errors.Is(err, ErrHookNotShorter) {
+			t.Fatalf("hook %v: %v", hook, err)
+		}
+	}
+	if err := (Config{Grace: 8 * time.Second, Hook: 7 * time.Second}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Config{Grace: 8 * time.Second, Hook: -1}).Validate(); err == nil {
+		t.Fatal("a negative hook timeout is accepted")
+	}
+}

@@ -40,6 +40,7 @@ type Metrics struct {
 	live  atomic.Bool
 
 	state *stateCollector
+	hook  *hookCollector
 
 	readyGauge       prometheus.Gauge
 	shutdownStart    prometheus.Gauge
@@ -77,6 +78,7 @@ func New(info BuildInfo, src Sources) *Metrics {
 		reg:   prometheus.NewRegistry(),
 		own:   prometheus.NewRegistry(),
 		state: newStateCollector(),
+		hook:  newHookCollector(),
 		readyGauge: gauge("lfinit_ready",
 			"Whether lfinit reports its child ready (1) or not (0), as in the status file."),
 		startTime: gauge("lfinit_start_time_seconds",
@@ -121,6 +123,7 @@ func (m *Metrics) registerAll(info BuildInfo) {
 	)
 	m.register(
 		m.state,
+		m.hook,
 		m.readyGauge,
 		m.startTime,
 		m.readyTime,
@@ -232,6 +235,7 @@ func (m *Metrics) Status(s statusfile.Status) {
 	if s.HardDeadline != nil {
 		m.hardDeadline.Set(unixSeconds(*s.HardDeadline))
 	}
+	m.hook.set(s) // as soon as the hook is reaped, not only at the end
 	if s.Phase != statusfile.Stopped || s.Outcome == nil {
 		return
 	}

@@ -41,6 +41,21 @@ const (
 // Outcomes lists every final outcome.
 var Outcomes = []Outcome{ChildExited, Graceful, DeadlineExceeded, Failed}
 
+// HookOutcome is how the shutdown hook (--on-shutdown) went.
+type HookOutcome string
+
+// The hook's outcomes, as lfinit(1) lists them under STATUS FILE.
+const (
+	HookRunning   HookOutcome = "running"
+	HookSucceeded HookOutcome = "succeeded" // exited 0
+	HookFailed    HookOutcome = "failed"    // exited non-zero, died by a signal, or could not start
+	HookTimedOut  HookOutcome = "timed-out" // killed at --on-shutdown-timeout
+	HookCutShort  HookOutcome = "cut-short" // killed by a second shutdown signal
+)
+
+// HookOutcomes lists every outcome of a hook that ended.
+var HookOutcomes = []HookOutcome{HookSucceeded, HookFailed, HookTimedOut, HookCutShort}
+
 // Status is one snapshot of lfinit's state, as written to the status file.
 // Pointers are null until known. Times are UTC, RFC 3339 with nanoseconds.
 type Status struct {
@@ -79,4 +94,10 @@ type Status struct {
 	// --ready-http), e.g. "127.0.0.1:8080 refuses connections"; null
 	// without a check and once it passed.
 	ReadyError *string `json:"ready_error"`
+	// The shutdown hook (--on-shutdown), null until it starts: how it
+	// went, its exit code (128+N for signal N, 126/127 when it could not
+	// start) and its run time, both null until it is reaped.
+	HookOutcome         *HookOutcome `json:"hook_outcome"`
+	HookExitCode        *int         `json:"hook_exit_code"`
+	HookDurationSeconds *float64     `json:"hook_duration_seconds"`
 }

@@ -18,6 +18,7 @@ var schemaKeys = []string{
 	"remaining_seconds", "killed", "reaped", "still_running", "pid_namespace", "pid_start_ticks",
 	"not_signalled", "tree_method",
 	"ready_error",
+	"hook_outcome", "hook_exit_code", "hook_duration_seconds",
 }
 
 // topLevelKeys returns the keys of the JSON object b, in document order.
@@ -95,7 +96,7 @@ func TestSchemaNullsBeforeKnown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"outcome", "exit_code", "reason", "signal", "child_pid", "started_at",
-		"ready_at", "signal_at", "grace_deadline", "hard_deadline", "remaining_seconds", "still_running", "ready_error"} {
+		"ready_at", "signal_at", "grace_deadline", "hard_deadline", "remaining_seconds", "still_running", "ready_error", "hook_outcome", "hook_exit_code", "hook_duration_seconds"} {
 		if string(m[k]) != "null" {
 			t.Errorf("%s = %s, want null", k, m[k])
 		}

@@ -45,7 +45,8 @@ func TerminationMessage(s Status, total time.Duration) string {
 }
 
 // summaryHead is the first part of the summary: outcome (or phase), exit
-// code, reason, signal, the run's duration and the shutdown's, on one line.
+// code, reason, signal, the run's duration and the shutdown's, and how the
+// shutdown hook went, on one line.
 func summaryHead(s Status, total time.Duration) string {
 	var b strings.Builder
 	b.WriteString("lfinit:")
@@ -74,6 +75,13 @@ func summaryHead(s Status, total time.Duration) string {
 	field("run_duration", total.Round(time.Millisecond).String())
 	if d, ok := shutdownDuration(s, total); ok {
 		field("shutdown_duration", d.Round(time.Millisecond).String())
+	}
+	if s.HookOutcome != nil {
+		field("hook", string(*s.HookOutcome))
+	}
+	if s.HookExitCode != nil && s.HookDurationSeconds != nil {
+		field("hook_exit_code", strconv.Itoa(*s.HookExitCode))
+		field("hook_duration", (time.Duration(*s.HookDurationSeconds * float64(time.Second))).Round(time.Millisecond).String())
 	}
 	return oneLine(b.String())
 }

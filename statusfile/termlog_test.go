@@ -34,6 +34,13 @@ func TestTerminationMessage(t *testing.T) {
 			"lfinit: outcome=graceful exit_code=0 reason=terminate signal=SIGTERM run_duration=1.2s shutdown_duration=1s",
 		},
 		{
+			// The hook's outcome, its code and its duration.
+			Status{Phase: Stopped, Outcome: o(Graceful), ExitCode: pointerTo(0), Reason: pointerTo("terminate"), Signal: pointerTo("SIGTERM"),
+				StartedAt: at(0), SignalAt: at(200 * time.Millisecond), HookOutcome: pointerTo(HookTimedOut), HookExitCode: pointerTo(137), HookDurationSeconds: pointerTo(2.0004)},
+			3200 * time.Millisecond,
+			"lfinit: outcome=graceful exit_code=0 reason=terminate signal=SIGTERM run_duration=3.2s shutdown_duration=3s hook=timed-out hook_exit_code=137 hook_duration=2s",
+		},
+		{
 			// No shutdown was asked: no shutdown_duration.
 			Status{Phase: Stopped, Outcome: o(ChildExited), ExitCode: pointerTo(3), StartedAt: at(0)},
 			42*time.Minute + 1500*time.Microsecond,

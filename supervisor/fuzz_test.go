@@ -27,6 +27,24 @@ func FuzzMachine(f *testing.F) {
 	})
 }
 
+// FuzzMachineHook is FuzzMachine with a shutdown hook (events of kind 7
+// are its exit): it starts at most once, and only in the quiesce; the stop
+// signal is never forwarded while it may still run; it is killed at its
+// timeout at the latest, and only while it runs.
+func FuzzMachineHook(f *testing.F) {
+	f.Add([]byte{0, 0, 3, 50, 7, 1, 3, 255, 4, 2}, uint16(4000), uint16(250), uint16(1000), uint16(2000), true)
+	f.Add([]byte{0, 0, 0, 10, 7, 0, 4, 1, 5, 0}, uint16(8000), uint16(100), uint16(0), uint16(500), true)
+	f.Add([]byte{6, 1, 0, 0, 4, 0, 7, 3}, uint16(1000), uint16(100), uint16(0), uint16(300), false)
+	f.Fuzz(func(t *testing.T, events []byte, graceMs, floorMs, drainMs, hookMs uint16, ready bool) {
+		ms := func(v uint16) time.Duration { return time.Duration(v) * time.Millisecond }
+		cfg := budget.Config{Grace: ms(graceMs), Floor: ms(floorMs), DrainDelay: ms(drainMs), Hook: ms(hookMs)}
+		if cfg.Validate() != nil || cfg.Hook == 0 {
+			return
+		}
+		fuzzMachine(t, Options{Budget: cfg}, events, ready)
+	})
+}
+
 // FuzzMachineRewrite is FuzzMachine with signal rewrites picked by rw's
 // bits: a dropped signal never yields an action, a relayed one reaches the
 // child as its TO.
@@ -53,6 +71,7 @@ func fuzzMachine(t *testing.T, opt Options, events []byte, ready bool) {
 	exits, alive := 0, true
 	var hard time.Time
 	aliveAtGrace := false
+	hookRuns, hookKilled, hookStarts := false, false, 0
 	check := func(acts []Action) {
 		for _, a := range acts {
 			if exits > 0 {
@@ -63,6 +82,20 @@ func fuzzMachine(t *testing.T, opt Options, events []byte, ready bool) {
 				if !alive {
 					t.Fatalf("forward %v to a reaped child", a.Signal)
 				}
+				if a.Why == "stop" && hookRuns && !hookKilled {
+					t.Fatalf("stop signal at %v while the hook may still run", now.Sub(t0))
+				}
+			case ActStartHook:
+				hookStarts++
+				if hookStarts > 1 || m.Phase() != statusfile.Quiescing {
+					t.Fatalf("hook start #%d in phase %s", hookStarts, m.Phase())
+				}
+				hookRuns = true
+			case ActKillHook:
+				if !hookRuns || hookKilled {
+					t.Fatalf("hook killed (%s) while not running or already killed", a.Why)
+				}
+				hookKilled = true
 			case ActKillTree:
 				if h, ok := m.HardDeadline(); !ok || now.Before(h) {
 					t.Fatalf("SIGKILL at %v before the hard deadline %v", now.Sub(t0), h.Sub(t0))
@@ -88,8 +121,12 @@ func fuzzMachine(t *testing.T, opt Options, events []byte, ready bool) {
 		}
 	}
 	check(m.Started(now, ready))
+	kinds := byte(7)
+	if opt.Budget.Hook > 0 {
+		kinds = 8
+	}
 	for i := 0; i+1 < len(events); i += 2 {
-		kind, arg := events[i]%7, events[i+1]
+		kind, arg := events[i]%kinds, events[i+1]
 		now = now.Add(time.Duration(arg) * 10 * time.Millisecond)
 		// A child that is alive when an event comes at or past its
 		// grace deadline was alive at the deadline.
@@ -106,16 +143,25 @@ func fuzzMachine(t *testing.T, opt Options, events []byte, ready bool) {
 			check(m.Tick(now))
 		case 4:
 			if alive {
-				acts := m.ChildExited(now, exited(int(arg)), arg%2 == 0)
+				// The hook is in the tree: while it runs, the tree is not empty.
+				acts := m.ChildExited(now, exited(int(arg)), arg%2 == 0 && !hookRuns)
 				alive = false
 				check(acts)
 			}
 		case 5:
-			if !alive {
+			if !alive && !hookRuns {
 				check(m.TreeEmpty(now))
 			}
 		case 6:
 			check(m.MarkReady(now))
+		case 7:
+			if hookRuns {
+				hookRuns = false
+				check(m.HookExited(now, int(arg)))
+			}
+		}
+		if kind == 3 && exits == 0 && hookRuns && !hookKilled && !now.Before(m.Timeline().HookDeadline) {
+			t.Fatalf("hook alive and not killed at %v, past its deadline %v", now.Sub(t0), m.Timeline().HookDeadline.Sub(t0))
 		}
 		if next, ok := m.Next(); ok && exits == 0 && next.Before(t0) {
 			t.Fatalf("next wake-up %v before the start", next)

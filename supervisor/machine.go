@@ -71,6 +71,10 @@ const (
 	// Adopt or PidfileChecked.
 	ActReadPidfile
 	ActPidfileFailed // no process to follow: log Why (the last problem) as an error
+	// ActStartHook starts the shutdown hook; the loop answers with
+	// HookExited once it is reaped, or at once when it cannot start.
+	ActStartHook
+	ActKillHook // SIGKILL the hook's process group (Why: timeout, hurry)
 )
 
 // Action is one thing the machine asks the loop to do, in order.
@@ -105,6 +109,7 @@ type Machine struct {
 	exitedAt   time.Time
 	done       bool
 	daemon     daemonState
+	hook       hookState
 }
 
 // NewMachine returns a machine for a child about to be started.
@@ -229,6 +234,8 @@ func (m *Machine) Signal(now time.Time, sig syscall.Signal) []Action {
 	var acts []Action
 	next, what := m.timeline.Again(m.opt.Budget, now)
 	m.timeline = next
+	// The second signal ends the hook at once; the stop it held follows.
+	acts = m.killHook(now, "hurry", acts)
 	if what == budget.SendDeadline && m.alive && m.deadlineSig != 0 {
 		acts = append(acts, m.forwardAction(m.deadlineSig, "deadline"))
 	}
@@ -262,7 +269,8 @@ func (m *Machine) startShutdown(now time.Time, sig, to syscall.Signal) []Action 
 	case !ready:
 		return m.advance(now, m.setPhase(nil, statusfile.AbortingStartup))
 	case m.timeline.StopAt.After(now):
-		return m.advance(now, m.setPhase(nil, statusfile.Quiescing))
+		// The hook is part of the quiesce: the stop signal waits for it.
+		return m.advance(now, m.startHook(now, m.setPhase(nil, statusfile.Quiescing)))
 	}
 	// No drain delay: the quiesce is empty, so it is not announced.
 	return m.advance(now, nil)
@@ -359,6 +367,9 @@ func (m *Machine) Next() (time.Time, bool) {
 			consider(hard)
 		}
 	}
+	if m.hookHolds() {
+		consider(m.timeline.HookDeadline)
+	}
 	return next, !next.IsZero()
 }
 
@@ -367,6 +378,7 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 	if m.daemon.awaiting && !now.Before(m.daemon.nextRead) {
 		acts = m.readDue(now, acts)
 	}
+	acts = m.hookDue(now, acts)
 	if m.shutdown && m.alive {
 		if !m.stopSent && !now.Before(m.timeline.StopAt) {
 			m.stopSent = true

@@ -50,6 +50,10 @@ func show(acts []Action) string {
 			parts = append(parts, "term-tree")
 		case ActKillTree:
 			parts = append(parts, "kill-tree")
+		case ActStartHook:
+			parts = append(parts, "start-hook")
+		case ActKillHook:
+			parts = append(parts, "kill-hook:"+a.Why)
 		case ActExit:
 			parts = append(parts, fmt.Sprintf("exit:%d", a.Code))
 		}

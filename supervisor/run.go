@@ -46,6 +46,9 @@ type Config struct {
 	WarnOnReap bool
 	// Credential, when set, is the child's uid, gid and groups (--user).
 	Credential *syscall.Credential
+	// Hook is the shutdown hook's command (--on-shutdown), nil for none;
+	// Options.Budget.Hook is its timeout.
+	Hook []string
 }
 
 // Signals are lfinit's caught signals, queued until the loop reads them.
@@ -105,6 +108,7 @@ type runner struct {
 	pace        reapPace     // spaces out full reaps in a storm of orphans
 	reapLater   bool         // a SIGCHLD waits for pace's next full reap
 	probe       probeState   // the readiness check's reports (probe.go)
+	hook        int          // the shutdown hook's pid until it is reaped (hook.go)
 }
 
 // Run starts the child and supervises it until lfinit must exit: the tree
@@ -262,8 +266,8 @@ func (r *runner) childSignal() []Action {
 
 // reap collects every exited process and tells the machine about the child.
 func (r *runner) reap() []Action {
-	var ws unix.WaitStatus
-	childDone, childStopped := false, false
+	var ws, hookWS unix.WaitStatus
+	childDone, childStopped, hookDone := false, false, false
 	n := 0
 	start := time.Now()
 	empty := reaper.Reap(r.jobControl, func(pid int, status unix.WaitStatus) {
@@ -274,6 +278,10 @@ func (r *runner) reap() []Action {
 		n++
 		if pid == r.child && !r.reaped {
 			r.reaped, childDone, ws = true, true, status
+			return
+		}
+		if pid == r.hook {
+			r.hook, hookDone, hookWS = 0, true, status
 			return
 		}
 		r.m.OtherExited(reaper.ExitCode(status)) // --wait-for=tree's exit code
@@ -290,18 +298,22 @@ func (r *runner) reap() []Action {
 	if childStopped && !childDone {
 		r.suspend()
 	}
+	var acts []Action
+	if hookDone {
+		acts = r.hookExited(now, hookWS)
+	}
 	if childDone {
 		r.reclaimTerminal()
 		code := reaper.ExitCode(ws)
 		if r.logsAt(slog.LevelDebug) {
 			r.Log.Debug("child exited", "child_pid", r.child, "status", describe(ws), "exit_code", code)
 		}
-		return r.m.ChildExited(now, code, empty)
+		return append(acts, r.m.ChildExited(now, code, empty)...)
 	}
 	if empty {
-		return r.m.TreeEmpty(now)
+		return append(acts, r.m.TreeEmpty(now)...)
 	}
-	return nil
+	return acts
 }
 
 // startChild prepares lfinit's side (subreaper, descriptors) and starts
@@ -388,6 +400,12 @@ func (r *runner) apply(acts []Action) bool {
 			}
 		case ActPidfileFailed:
 			r.pidfileFailed(a.Why)
+		case ActStartHook:
+			if r.apply(r.startHook()) {
+				return true
+			}
+		case ActKillHook:
+			r.killHook(a.Why)
 		case ActExit:
 			r.code = a.Code
 			return true
@@ -597,6 +615,7 @@ func (r *runner) snapshot() statusfile.Status {
 		TreeMethod:   r.treeMethod,
 		ReadyError:   r.probe.lastError(),
 	}
+	r.hookStatus(&s)
 	if r.child > 0 {
 		s.ChildPid = &r.child
 	}

@@ -42,9 +42,11 @@ type config struct {
 	// Signals around the run, and the peers' options (compat.go).
 	parentDeath syscall.Signal // --parent-death-signal, 0: none
 	warnOnReap  bool
-	license     bool   // tini -l, catatonit -L
-	waitFor     string // --wait-for: child or tree (daemonopts.go)
-	user        string // --user USER[:GROUP], resolved by prepare (user.go)
+	license     bool          // tini -l, catatonit -L
+	waitFor     string        // --wait-for: child or tree (daemonopts.go)
+	user        string        // --user USER[:GROUP], resolved by prepare (user.go)
+	hook        []string      // --on-shutdown (hookopts.go)
+	hookTimeout time.Duration // --on-shutdown-timeout, 0: the drain delay
 }
 
 // usageError is a bad flag, variable or value: exit 2 before anything starts.
@@ -94,6 +96,9 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	}
 	if c.push.Gateway != "" {
 		c.opts.Budget.Push = c.push.Timeout
+	}
+	if err := c.checkHook(); err != nil {
+		return nil, err
 	}
 	if err := c.opts.Budget.Validate(); err != nil {
 		return nil, usagef("%v: set --drain-delay below --grace", err)

@@ -118,6 +118,7 @@ func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, 
 		Signals:     supervisor.CaughtSignals(early.Relayed, early.Child),
 		WarnOnReap:  c.warnOnReap,
 		Credential:  pre.cred,
+		Hook:        c.hook,
 	})
 	// Written in line, in order, by this goroutine: lfinit then exits
 	// without waiting for another thread.

@@ -52,6 +52,8 @@ func options(c *config) []option {
 		{"grace", durationValue{withDefault(&o.Budget.Grace, budget.DefaultGrace)}, "time from the shutdown signal to the deadline signal", "D", inRun | inBudget},
 		{"floor", durationValue{withDefault(&o.Budget.Floor, budget.DefaultFloor)}, "time from the grace deadline to SIGKILL of the whole tree", "D", inRun | inBudget},
 		{"drain-delay", durationValue{withDefault(&o.Budget.DrainDelay, budget.DefaultDrainDelay)}, "time between the shutdown signal and the stop signal (readiness already false)", "D", inRun | inBudget},
+		{"on-shutdown", hookValue{withDefault(&c.hook, nil)}, "run this command at the first shutdown signal; the stop signal waits for it (a program, or a JSON array: [\"/bin/deregister\",\"--id\",\"web-1\"])", "CMD", inRun | inBudget},
+		{"on-shutdown-timeout", durationValue{withDefault(&c.hookTimeout, 0)}, "kill the --on-shutdown command after this long; 0: the drain delay (shorter than the grace)", "D", inRun | inBudget},
 		{"shutdown-signals", signalList{withDefault(&o.ShutdownSignals, forward.DefaultShutdown)}, "signals that start a shutdown", "SIGS", inRun},
 		{"stop-signal", signalValue{sig: withDefault(&o.StopSignal, 0)}, "signal the child gets when the drain starts (default: the one received)", "SIG", inRun},
 		{"deadline-signal", signalValue{sig: withDefault(&o.DeadlineSignal, 0), none: withDefault(&o.NoDeadline, false)}, "signal sent at the grace deadline, or none (default: the stop signal)", "SIG", inRun},

@@ -176,6 +176,9 @@ func writerAlive(int) bool { return true }
 // It reads the run's own options, so that the defaults and the spelling
 // are the run's.
 func budgetCmd(c *config, _ []string, stdout io.Writer) (int, error) {
+	if err := c.checkHook(); err != nil {
+		return exitcode.Usage, err
+	}
 	b, stop, allowance := c.opts.Budget, c.stopTimeout, c.allowance
 	if err := b.Validate(); err != nil {
 		return exitcode.Usage, usagef("%v", err)
@@ -204,7 +207,13 @@ func timeline(b budget.Config) string {
 	at := func(d time.Duration) string { return "t0+" + d.String() }
 	out := "shutdown timeline (t0 = the first shutdown signal):\n"
 	out += fmt.Sprintf("  %-14s readiness drops (/readyz 503); the child is untouched while it quiesces\n", "t0")
-	out += fmt.Sprintf("  %-14s stop signal forwarded; the drain begins\n", at(b.DrainDelay))
+	if b.Hook > 0 {
+		out += fmt.Sprintf("  %-14s shutdown hook starts (--on-shutdown)\n", "t0")
+		out += fmt.Sprintf("  %-14s at the latest: shutdown hook killed (--on-shutdown-timeout %v)\n", at(b.Hook), b.Hook)
+		out += fmt.Sprintf("  %-14s at the latest: stop signal forwarded (when the hook ends, not before %s); the drain begins\n", at(max(b.DrainDelay, b.Hook)), at(b.DrainDelay))
+	} else {
+		out += fmt.Sprintf("  %-14s stop signal forwarded; the drain begins\n", at(b.DrainDelay))
+	}
 	out += fmt.Sprintf("  %-14s grace deadline: deadline signal; the child is late (exit 1 from here)\n", at(b.Grace))
 	out += fmt.Sprintf("  %-14s hard deadline: SIGKILL to the whole tree, lfinit exits 1\n", at(b.Total()))
 	if b.Push > 0 {

@@ -75,7 +75,7 @@ func TestSubcommandSynopsisFromTable(t *testing.T) {
 	for name, want := range map[string]string{
 		"status":  "lfinit status [--status-file PATH] [--json]",
 		"probe":   "lfinit probe ready|live [--status-file PATH]",
-		"budget":  "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--stop-timeout D] [--allowance D] [--push-gateway URL] [--push-timeout D]",
+		"budget":  "lfinit budget [--grace D] [--floor D] [--drain-delay D] [--on-shutdown CMD] [--on-shutdown-timeout D] [--stop-timeout D] [--allowance D] [--push-gateway URL] [--push-timeout D]",
 		"version": "lfinit version [--json]",
 	} {
 		sc, ok := lookupSubcommand(name)

@@ -65,6 +65,7 @@ type config struct {
 	setsid           bool
 	activation       string
 	identity         bool
+	request          string
 }
 
 // errUsage means the flag package has already printed the error and usage.
@@ -98,6 +99,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.listen, "listen", "", "serve HTTP 200 on `addr` (a service that becomes ready)")
 	fs.DurationVar(&c.listenAfter, "listen-after", 0, "start listening only after this delay (slow startup)")
 	fs.StringVar(&c.activation, "activation", "", "write what socket activation passed (LISTEN_*, descriptor 3) to `file`, and answer on descriptor 3 if sd_listen_fds(3) would take it")
+	fs.StringVar(&c.request, "request", "", "at start, GET `url` and record \"request STATUS UNIXNANO\" (a shutdown hook that deregisters)")
 	fs.StringVar(&c.mode, "mode", modeMain, "internal: re-exec mode")
 	fs.IntVar(&c.n, "n", 0, "internal: orphan count for -mode orphan-parent")
 	fs.IntVar(&c.readyFD, "ready-fd", -1, "internal: `fd` to report readiness on to the parent")
@@ -449,6 +451,9 @@ func runMain(c *config, rec *recorder) {
 	if c.activation != "" {
 		reportActivation(rec, c.activation)
 	}
+	if c.request != "" {
+		request(rec, c.request)
+	}
 	if c.listen != "" {
 		// The listener is opened late on purpose: readiness gating must wait for it.
 		time.AfterFunc(c.listenAfter, func() { serveHTTP(rec, c.listen) })
@@ -463,6 +468,16 @@ func runMain(c *config, rec *recorder) {
 		time.AfterFunc(c.after, func() { exitWith(rec, c.exitCode) })
 	}
 	select {}
+}
+
+// request GETs url and records its status code (0 when it failed).
+func request(rec *recorder, url string) {
+	code := 0
+	if resp, err := http.Get(url); err == nil {
+		code = resp.StatusCode
+		resp.Body.Close()
+	}
+	rec.printf("request %d %d", code, time.Now().UnixNano())
 }
 
 // serveHTTP answers 200 to every request on addr, recording when it starts.
