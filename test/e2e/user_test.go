@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -160,4 +161,18 @@ func TestUserSameAsLfinit(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	wantIdentity(t, identity(t, out), "1234", "1234", "", "/home/app")
+}
+
+// TestHookRunsAsTheUser: the shutdown hook acts for the service, so with
+// --user it runs as that user, with no capabilities, like the child.
+func TestHookRunsAsTheUser(t *testing.T) {
+	hook := `["HELPER","-identity","-exit","0"]`
+	r := startLaunch(t, true, []string{"--user", "4321:4322", "--drain-delay=300ms", "--on-shutdown", hook,
+		"--", "HELPER"}, launch{wrapper: withEtc(t, ""), env: []string{"HOME=/data"}})
+	r.waitLog("phase=ready")
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(10 * time.Second); code != 143 {
+		t.Fatalf("exit %d, want the child's 143\n%s", code, r.stderr.String())
+	}
+	wantIdentity(t, identity(t, r.stdout.String()), "4321", "4322", "4322", "/data")
 }
