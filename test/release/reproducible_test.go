@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,7 +103,11 @@ func TestReproducible(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := filepath.Join(state, "dist-worktree")
-	if _, err := release(wt, b, reproArches, releaseOpts(), "GOCACHE="+filepath.Join(state, "gocache"), "TZ=Pacific/Kiritimati"); err != nil {
+	// The SBOM generator is built with the shared cache (the empty one is
+	// for lfinit's binaries; compiling the tool again only takes time).
+	tool := sbomTool(t, clone)
+	if _, err := release(wt, b, reproArches, releaseOpts(), "GOCACHE="+filepath.Join(state, "gocache"), "TZ=Pacific/Kiritimati",
+		"LFINIT_SBOM_TOOL="+tool); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"LICENSE", "NOTICE", "SHA256SUMS", "lfinit-" + testVersion + ".cdx.json", "lfinit.1"}
@@ -138,6 +143,27 @@ func TestReproducible(t *testing.T) {
 		checkArchiveDates(t, filepath.Join(a, "lfinit-"+testVersion+"-image.oci.tar"), sourceDateEpoch(t))
 		checkNoPodmanLeftovers(t, commit)
 	}
+}
+
+// sbomTool installs the cyclonedx-gomod scripts/release pins into the
+// package's temporary directory and returns its path.
+func sbomTool(t *testing.T, clone string) string {
+	t.Helper()
+	script, err := os.ReadFile(filepath.Join(clone, "scripts", "release"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^sbom_tool=(\S+@v\S+)$`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("scripts/release pins no sbom_tool=MODULE@VERSION")
+	}
+	bin := filepath.Join(state, "bin")
+	cmd := exec.Command("go", "install", string(m[1]))
+	cmd.Env = append(os.Environ(), "GOBIN="+bin, "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install %s: %v\n%s", m[1], err, out)
+	}
+	return filepath.Join(bin, "cyclonedx-gomod")
 }
 
 // fileNames lists the files of dir, sorted.
