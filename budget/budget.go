@@ -68,7 +68,6 @@ type Timeline struct {
 	GraceDeadline time.Time // the deadline signal is due; the child is late
 	HardDeadline  time.Time // SIGKILL to the whole tree, exit 1
 	Signals       int       // shutdown signals received so far
-	Abort         bool      // shutdown began before the child was ready
 }
 
 // Start fixes the timeline of a shutdown whose first signal arrived at t0.
@@ -76,7 +75,7 @@ type Timeline struct {
 func Start(c Config, t0 time.Time, ready bool) Timeline {
 	if !ready {
 		hard := t0.Add(c.Floor)
-		return Timeline{SignalAt: t0, StopAt: t0, GraceDeadline: hard, HardDeadline: hard, Signals: 1, Abort: true}
+		return Timeline{SignalAt: t0, StopAt: t0, GraceDeadline: hard, HardDeadline: hard, Signals: 1}
 	}
 	return Timeline{
 		SignalAt:      t0,

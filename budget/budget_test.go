@@ -44,7 +44,7 @@ func TestDefaultsFitDockerStopTimeout(t *testing.T) {
 func TestStartupAbortGetsOnlyTheFloor(t *testing.T) {
 	c := cfg(20*time.Second, 300*time.Millisecond, 5*time.Second)
 	tl := Start(c, t0, false)
-	if !tl.Abort || tl.StopAt != t0 || tl.GraceDeadline != at(300*time.Millisecond) || tl.HardDeadline != at(300*time.Millisecond) {
+	if tl.StopAt != t0 || tl.GraceDeadline != at(300*time.Millisecond) || tl.HardDeadline != at(300*time.Millisecond) {
 		t.Fatalf("abort timeline = %+v", tl)
 	}
 }

@@ -77,16 +77,6 @@ func realtime() []Entry {
 	return rt
 }
 
-// Lookup is sig's row of the table.
-func Lookup(sig syscall.Signal) (Entry, bool) {
-	for _, e := range Table {
-		if e.Sig == sig {
-			return e, true
-		}
-	}
-	return Entry{}, false
-}
-
 // Relayed is every signal lfinit catches and passes on to the child.
 var Relayed = with(func(e Entry) bool { return e.Handling == Relay })
 

@@ -48,8 +48,11 @@ func ParseStat(text string) (Proc, bool) {
 const procDir = "/proc"
 
 // Read reads one process; false if it is gone.
-func Read(pid int) (Proc, bool) {
-	b, err := os.ReadFile(filepath.Join(procDir, strconv.Itoa(pid), "stat"))
+func Read(pid int) (Proc, bool) { return ReadIn(procDir, pid) }
+
+// ReadIn reads one process of the /proc mounted at dir; false if it is gone.
+func ReadIn(dir string, pid int) (Proc, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return Proc{}, false
 	}
@@ -59,21 +62,30 @@ func Read(pid int) (Proc, bool) {
 // Table reads every process of the PID namespace. Its cost is the
 // namespace's: lfinit reads it only as the namespace's PID 1.
 func Table() []Proc {
-	entries, err := os.ReadDir(procDir)
-	if err != nil {
-		return nil
-	}
-	procs := make([]Proc, 0, len(entries))
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	pids := Pids(procDir)
+	procs := make([]Proc, 0, len(pids))
+	for _, pid := range pids {
 		if p, ok := Read(pid); ok {
 			procs = append(procs, p)
 		}
 	}
 	return procs
+}
+
+// Pids lists the processes the /proc mounted at dir shows (its numeric
+// entries). Its cost is every process of that PID namespace.
+func Pids(dir string) []int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	pids := make([]int, 0, len(entries))
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // Walk returns every process below root, zombies included, found through

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/light-fabric/lfinit/reaper"
 )
 
 // Writer is whether the lfinit that wrote a status file still runs.
@@ -29,9 +31,7 @@ type owner struct {
 var self = sync.OnceValue(func() owner {
 	o := owner{}
 	o.ns, _ = os.Readlink("/proc/self/ns/pid")
-	if b, err := os.ReadFile("/proc/self/stat"); err == nil {
-		o.start, _ = startTicks(string(b))
-	}
+	o.start, _ = startTicks("/proc", os.Getpid())
 	return o
 })
 
@@ -46,19 +46,14 @@ func (s *Status) stampOwner() {
 	}
 }
 
-// startTicks is field 22 of /proc/PID/stat, counted after the last ')' since
-// the command name may hold spaces and parentheses.
-func startTicks(stat string) (uint64, bool) {
-	end := strings.LastIndexByte(stat, ')')
-	if end < 0 {
+// startTicks is when pid started, in clock ticks since boot, as the /proc
+// at dir shows it; false when it is gone or a zombie (it has exited).
+func startTicks(dir string, pid int) (uint64, bool) {
+	p, ok := reaper.ReadIn(dir, pid)
+	if !ok || p.Exited() {
 		return 0, false
 	}
-	f := strings.Fields(stat[end+1:])
-	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return 0, false // a zombie has exited: it is not running
-	}
-	n, err := strconv.ParseUint(f[19], 10, 64)
-	return n, err == nil
+	return p.Start, true
 }
 
 // WriterState says whether the lfinit that wrote s still runs, looking in
@@ -79,11 +74,7 @@ func WriterState(s Status, procDir string) Writer {
 }
 
 func samePid(s Status, procDir string) Writer {
-	b, err := os.ReadFile(filepath.Join(procDir, strconv.Itoa(s.Pid), "stat"))
-	if err != nil {
-		return WriterGone
-	}
-	start, ok := startTicks(string(b))
+	start, ok := startTicks(procDir, s.Pid)
 	if !ok || (s.PidStartTicks != nil && *s.PidStartTicks != start) {
 		return WriterGone
 	}
@@ -97,23 +88,16 @@ func searchNamespace(s Status, procDir string) Writer {
 	if s.PidStartTicks == nil {
 		return WriterUnknown
 	}
-	entries, err := os.ReadDir(procDir)
-	if err != nil {
+	pids := reaper.Pids(procDir)
+	if pids == nil {
 		return WriterUnknown
 	}
 	unreadable := false
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
+	for _, pid := range pids {
+		if start, ok := startTicks(procDir, pid); !ok || start != *s.PidStartTicks {
+			continue // another process, or one that exited meanwhile
 		}
-		dir := filepath.Join(procDir, e.Name())
-		b, err := os.ReadFile(filepath.Join(dir, "stat"))
-		if err != nil {
-			continue // exited meanwhile
-		}
-		if start, ok := startTicks(string(b)); !ok || start != *s.PidStartTicks {
-			continue
-		}
+		dir := filepath.Join(procDir, strconv.Itoa(pid))
 		ns, err := os.Readlink(filepath.Join(dir, "ns/pid"))
 		if err != nil {
 			unreadable = true

@@ -4,19 +4,19 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/light-fabric/lfinit/reaper"
 )
 
+// TestStartTicks: a process's start comes from reaper's parser of
+// /proc/PID/stat, and a pid that is gone has none.
 func TestStartTicks(t *testing.T) {
-	line := "42 (a (weird) name) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100"
-	if n, ok := startTicks(line); !ok || n != 987654 {
-		t.Errorf("startTicks = %d, %v; want 987654", n, ok)
+	n, ok := startTicks("/proc", os.Getpid())
+	if p, _ := reaper.Read(os.Getpid()); !ok || n != p.Start || n == 0 {
+		t.Errorf("startTicks = %d, %v; want %d", n, ok, p.Start)
 	}
-	zombie := "42 (x) Z 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100"
-	if _, ok := startTicks(zombie); ok {
-		t.Error("a zombie counts as running")
-	}
-	if _, ok := startTicks("garbage"); ok {
-		t.Error("garbage parsed")
+	if _, ok := startTicks(t.TempDir(), 1); ok {
+		t.Error("a pid absent from the /proc given has a start")
 	}
 }
 

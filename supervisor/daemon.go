@@ -121,7 +121,7 @@ func (r *runner) pidfileFailed(problem string) {
 
 // signalTree delivers a forward meant for every process of the tree.
 func (r *runner) signalTree(sig syscall.Signal) error {
-	res := reaper.SignalTree(r.PID1, sig, 0)
+	res := r.sendTree(r.PID1, sig, 0)
 	r.warnUnsignalled(res.Failed, sig)
 	if len(res.Hit) == 0 {
 		return errChildGone // nothing left to signal: nothing to report

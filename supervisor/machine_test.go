@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/light-fabric/lfinit/budget"
+	"golang.org/x/sys/unix"
+
 	"github.com/light-fabric/lfinit/forward"
+	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -21,10 +24,10 @@ const (
 	s  = time.Second
 )
 
-// exited and killed build wait statuses as the kernel reports them.
-// exited and killed are a child's exit code as the loop decodes it.
-func exited(code int) int           { return code }
-func killed(sig syscall.Signal) int { return 128 + int(sig) }
+// exited and killed are a child's exit code as the loop decodes it from
+// the kernel's wait status (reaper.ExitCode: 128+N for signal N).
+func exited(code int) int           { return reaper.ExitCode(unix.WaitStatus(code << 8)) }
+func killed(sig syscall.Signal) int { return reaper.ExitCode(unix.WaitStatus(sig)) }
 
 // show renders actions compactly so expectations read like the timeline.
 func show(acts []Action) string {
@@ -90,10 +93,21 @@ func TestChildExitsOnItsOwn(t *testing.T) {
 	expect(t, "late signal", m.Signal(at(2*s), syscall.SIGTERM), "")
 }
 
-func TestChildKilledBySignalIs128PlusN(t *testing.T) {
+// TestChildExitCodePassesThrough: with no shutdown asked, the machine's
+// rule is that lfinit exits with the child's code, whatever it is (the
+// 128+N of a signal death included, which reaper.ExitCode decides).
+func TestChildExitCodePassesThrough(t *testing.T) {
+	for code := 0; code < 256; code++ {
+		m := newMachine(8*s, 250*ms, 0)
+		m.Started(t0, true)
+		expect(t, fmt.Sprintf("exit %d", code), m.ChildExited(at(s), code, true), fmt.Sprintf("phase:stopped exit:%d", code))
+		if m.Outcome() != statusfile.ChildExited || m.Code() != code {
+			t.Fatalf("exit %d: outcome %s, code %d", code, m.Outcome(), m.Code())
+		}
+	}
 	m := newMachine(8*s, 250*ms, 0)
 	m.Started(t0, true)
-	expect(t, "exit", m.ChildExited(at(s), killed(syscall.SIGSEGV), true), "phase:stopped exit:139")
+	expect(t, "SIGSEGV", m.ChildExited(at(s), killed(syscall.SIGSEGV), true), "phase:stopped exit:139")
 }
 
 func TestRelayOnlyWhileTheChildLives(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
+	"github.com/light-fabric/lfinit/internal/logline"
 	"github.com/light-fabric/lfinit/internal/startpages"
 	"github.com/light-fabric/lfinit/readiness"
 	"github.com/light-fabric/lfinit/reaper"
@@ -37,16 +38,11 @@ type Config struct {
 	Publishers []Publish
 	// Readiness, when set, gates the ready phase on the child answering.
 	Readiness *readiness.Check
-	// TerminationLog is where the final summary goes ("" for nowhere).
-	TerminationLog string
-	// Signals, when set, were caught earlier with Catch (nil: Run catches).
+	// Signals are lfinit's caught signals (CaughtSignals), caught before
+	// the child starts; Run refuses to start one without them.
 	Signals *Signals
 	// WarnOnReap logs at WARN every reaped process other than the child (tini -w).
 	WarnOnReap bool
-	// Ending, when set, is called once the run is over (the tree reaped,
-	// the exit code fixed), before the final records are written: nothing
-	// is left to protect from a slow write then, so the log may write in line.
-	Ending func()
 }
 
 // Signals are lfinit's caught signals, queued until the loop reads them.
@@ -62,23 +58,6 @@ func CaughtSignals(relayed, child chan os.Signal) *Signals {
 	return &Signals{relayed: relayed, chld: child}
 }
 
-// Catch installs lfinit's signal handlers. Call it as early as possible:
-// a Go PID 1 that has not caught SIGTERM yet exits 2 on it, and once
-// caught, a signal that arrives before the child starts is queued, then
-// handled as soon as it runs.
-func Catch() *Signals {
-	s := &Signals{relayed: make(chan os.Signal, 256), chld: make(chan os.Signal, 1)}
-	signal.Notify(s.chld, syscall.SIGCHLD)
-	var notify []os.Signal
-	for _, sig := range forward.Caught {
-		if sig != syscall.SIGCHLD {
-			notify = append(notify, sig)
-		}
-	}
-	signal.Notify(s.relayed, notify...)
-	return s
-}
-
 // Recorder is told of each event as it happens, from the loop's
 // goroutine (the metrics). Its methods must not block: they sit between a
 // signal and its forward, a deadline and its kill.
@@ -89,21 +68,26 @@ type Recorder interface {
 	Reaped(n int)
 }
 
-// Publish takes a status snapshot at every transition, and the final one
-// (the status file, the metrics' phase). It must not block either.
+// Publish takes a status snapshot at every transition but the last (the
+// status file, the metrics' phase): the final one is Result's, which the
+// caller writes. It must not block either.
 type Publish func(statusfile.Status)
 
 // runner is the thin syscall side of one run: it feeds events to the
 // machine and carries out its actions.
 type runner struct {
 	Config
-	m           *Machine
-	self        int // lfinit's pid, read once: no syscall on the way out
-	child       int
-	reaped      bool // the child is reaped: its pid may be recycled, never signal it
-	start       time.Time
-	readyAt     time.Time
-	phaseSince  time.Time
+	m          *Machine
+	self       int // lfinit's pid, read once: no syscall on the way out
+	child      int
+	reaped     bool // the child is reaped: its pid may be recycled, never signal it
+	start      time.Time
+	readyAt    time.Time
+	phaseSince time.Time
+	code       int // lfinit's exit code, once the machine said exit
+	// sendTree signals the tree (reaper.SignalTree); tests put a fake
+	// tree in its place.
+	sendTree    func(pid1 bool, sig syscall.Signal, group int) reaper.Signalled
 	killed      []reaper.Proc // every process SIGKILLed, once each
 	killedSet   map[reaper.Proc]bool
 	leftovers   int             // processes the child left behind that got SIGTERM
@@ -120,18 +104,19 @@ type runner struct {
 	probe       probeState   // the readiness check's reports (probe.go)
 }
 
-// Run starts the child and supervises it until lfinit must exit; it returns
-// lfinit's exit code.
-func Run(c Config) int {
-	// Signal handlers first, before any child exists: a signal that arrives
-	// while the child starts is queued, not lost or fatal.
+// Run starts the child and supervises it until lfinit must exit: the tree
+// is reaped and the exit code fixed. It returns how the run ended, and
+// writes none of the final records: that is the caller's.
+func Run(c Config) Result {
 	if c.Signals == nil {
-		c.Signals = Catch()
+		// A bug of the caller, not of the run: without handlers installed
+		// before the child starts, a signal meanwhile would be lost or fatal.
+		panic("supervisor.Run: no caught signals")
 	}
 	now := time.Now()
-	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now, self: os.Getpid()}
-	if code, done := r.begin(); done {
-		return code
+	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now, self: os.Getpid(), sendTree: reaper.SignalTree}
+	if r.begin() {
+		return r.result()
 	}
 	var ready <-chan struct{}
 	stopProbe := func() {}
@@ -139,23 +124,21 @@ func Run(c Config) int {
 		ready, r.probe.reports, stopProbe = c.Readiness.Watch()
 	}
 	defer stopProbe()
-	if code, done := r.apply(r.m.Started(time.Now(), c.Readiness == nil)); done {
-		return code
-	}
 	// Zombies inherited from before lfinit started send no new SIGCHLD.
-	if code, done := r.apply(r.reap()); done {
-		return code
+	if r.apply(r.m.Started(time.Now(), c.Readiness == nil)) || r.apply(r.reap()) {
+		return r.result()
 	}
 	startpages.Drop()
 	r.warm()
-	return r.loop(ready, stopProbe)
+	r.loop(ready, stopProbe)
+	return r.result()
 }
 
-// begin starts the child; done when it could not be started.
-func (r *runner) begin() (int, bool) {
+// begin starts the child; true when it could not be started (the run is over).
+func (r *runner) begin() bool {
 	err := r.startChild()
 	if err == nil {
-		return 0, false
+		return false
 	}
 	var se *spawn.Error
 	code := exitcode.NotExec
@@ -163,13 +146,12 @@ func (r *runner) begin() (int, bool) {
 		code = se.Code
 	}
 	r.Log.Error(err.Error(), "exit_code", code)
-	code, _ = r.apply(r.m.FailedToStart(code))
-	return code, true
+	return r.apply(r.m.FailedToStart(code))
 }
 
 // loop feeds the machine its events (signals, exits, deadlines, the
 // readiness check) until it says exit.
-func (r *runner) loop(ready <-chan struct{}, stopProbe func()) int {
+func (r *runner) loop(ready <-chan struct{}, stopProbe func()) {
 	sigs, chld := r.Signals.relayed, r.Signals.chld
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -200,8 +182,8 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) int {
 			stopProbe() // nothing left to gate
 			ready = nil
 		}
-		if code, done := r.apply(acts); done {
-			return code
+		if r.apply(acts) {
+			return
 		}
 		if r.reapLater {
 			r.reapLater = false
@@ -381,8 +363,9 @@ func (r *runner) leaveStartDir() {
 	}
 }
 
-// apply carries out actions in order; it reports the exit code when done.
-func (r *runner) apply(acts []Action) (int, bool) {
+// apply carries out actions in order; true once the machine said exit
+// (r.code is then lfinit's exit code).
+func (r *runner) apply(acts []Action) bool {
 	for _, a := range acts {
 		switch a.Kind {
 		case ActPhase:
@@ -390,28 +373,28 @@ func (r *runner) apply(acts []Action) (int, bool) {
 		case ActForward:
 			r.forward(a)
 		case ActTermTree:
-			res := reaper.SignalTree(r.PID1, a.Signal, 0)
+			res := r.sendTree(r.PID1, a.Signal, 0)
 			r.leftovers += len(res.Hit)
 			r.warnUnsignalled(res.Failed, a.Signal)
 			r.Log.Debug("terminating leftovers of the child", "signal", "SIGTERM", "leftovers", len(res.Hit))
 		case ActKillTree:
 			r.kill(a.Signal)
 		case ActReadPidfile:
-			if code, done := r.apply(r.readPidfile()); done {
-				return code, true
+			if r.apply(r.readPidfile()) {
+				return true
 			}
 		case ActPidfileFailed:
 			r.pidfileFailed(a.Why)
 		case ActExit:
-			r.finish(a.Code)
-			return a.Code, true
+			r.code = a.Code
+			return true
 		}
 	}
 	if r.dirty {
 		r.dirty = false
 		r.publish()
 	}
-	return 0, false
+	return false
 }
 
 func (r *runner) phase(p Phase) {
@@ -511,7 +494,7 @@ func (r *runner) kill(sig syscall.Signal) {
 	if !r.reaped {
 		group = r.child
 	}
-	res := reaper.SignalTree(r.PID1, sig, group)
+	res := r.sendTree(r.PID1, sig, group)
 	first := r.killedSet == nil
 	fresh := r.addKilled(res.Hit)
 	r.warnUnsignalled(res.Failed, sig)
@@ -567,84 +550,6 @@ func (r *runner) warnUnsignalled(failed []reaper.Failure, sig syscall.Signal) {
 		r.line(slog.LevelWarn, "cannot signal a process of lfinit's tree; it may outlive lfinit", "signal", forward.Name(sig),
 			"target_pid", f.Pid, "cmd", f.Comm, "err", f.Err)
 	}
-}
-
-// finish publishes the final status, logs the outcome and writes the
-// termination message.
-func (r *runner) finish(code int) {
-	s := r.snapshot()
-	r.setReady(false)
-	for _, publish := range r.Publishers {
-		publish(s)
-	}
-	if r.Ending != nil {
-		r.Ending()
-	}
-	total := time.Since(r.start)
-	r.line(r.finalLevel(), "exit", r.summary(s, code, total)...)
-	if r.TerminationLog != "" {
-		msg := statusfile.TerminationMessage(s, total)
-		// Bounded: a hung /dev/termination-log must not keep PID 1 alive.
-		if err := withTimeout(time.Second, func() error { return statusfile.WriteTerminationLog(r.TerminationLog, msg) }); err != nil {
-			r.Log.Warn("cannot write the termination message", "path", r.TerminationLog, "err", err)
-		}
-	}
-}
-
-// summary is the final log line's fields: what an SRE queries for.
-func (r *runner) summary(s statusfile.Status, code int, total time.Duration) []any {
-	attrs := []any{"outcome", string(r.m.Outcome()), "exit_code", code}
-	if s.Reason != nil {
-		attrs = append(attrs, "reason", *s.Reason)
-	}
-	if s.Signal != nil {
-		attrs = append(attrs, "signal", *s.Signal)
-	}
-	attrs = append(attrs, "duration_seconds", seconds(total))
-	if r.m.ShuttingDown() {
-		attrs = append(attrs, "shutdown_duration_seconds", seconds(time.Since(r.m.Timeline().SignalAt)))
-	}
-	attrs = append(attrs, "killed", len(r.killed), "leftovers", r.leftovers, "reaped", r.nreaped)
-	if len(r.unsignaled) > 0 {
-		attrs = append(attrs, "not_signalled", len(r.unsignaled))
-	}
-	attrs = append(attrs, "pid", r.self)
-	if r.child > 0 {
-		attrs = append(attrs, "child_pid", r.child)
-	}
-	return attrs
-}
-
-// finalLevel is INFO for a normal end, WARN for a forced one or one that
-// had to kill, ERROR when the child could not be started. A normal end of
-// an interactive run (the child had the terminal) is DEBUG: the terminal
-// shows only the child's output, as under tini, dumb-init and catatonit.
-func (r *runner) finalLevel() slog.Level {
-	switch {
-	case r.m.Outcome() == statusfile.Failed:
-		return slog.LevelError
-	case r.m.Outcome() == statusfile.DeadlineExceeded || len(r.killed) > 0 || len(r.unsignaled) > 0:
-		return slog.LevelWarn
-	case r.interactive:
-		return slog.LevelDebug
-	}
-	return slog.LevelInfo
-}
-
-// line writes one log line at level, straight to the handler: slog.Logger
-// would first look up its caller (runtime.Callers walks the stack and the
-// pc tables, and after startpages.Drop faults their pages back in) for a
-// source field lfinit never prints, between a deadline and its kill, or
-// between the child's exit and lfinit's.
-func (r *runner) line(level slog.Level, msg string, attrs ...any) {
-	ctx := context.Background()
-	h := r.Log.Handler()
-	if !h.Enabled(ctx, level) {
-		return
-	}
-	rec := slog.NewRecord(time.Now(), level, msg, 0)
-	rec.Add(attrs...)
-	_ = h.Handle(ctx, rec)
 }
 
 // logs reports whether a line at level would be written: the fields of a
@@ -758,32 +663,18 @@ func names(procs []reaper.Proc, limit int) []string {
 	return out
 }
 
-func withTimeout(d time.Duration, f func() error) error {
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		return fmt.Errorf("timed out after %v", d)
-	}
-}
-
 // remaining is the time left to deadline, in seconds (ms precision).
 func remaining(deadline, now time.Time) float64 {
 	return seconds(max(deadline.Sub(now), 0))
 }
 
-// seconds is d as a number of seconds, to the microsecond: logs carry
-// durations as numbers (*_seconds), which JSON queries can compare. It
-// divides whole microseconds once, so the number prints with six decimals
-// at most (Duration.Seconds adds two rounded parts: 1.5445069999999999).
-func seconds(d time.Duration) float64 {
-	return float64(d.Round(time.Microsecond)/time.Microsecond) / 1e6
-}
+// seconds is d as lfinit logs it (logline.Seconds).
+func seconds(d time.Duration) float64 { return logline.Seconds(d) }
 
-// Seconds is a duration as lfinit logs it: seconds, to the microsecond.
-func Seconds(d time.Duration) float64 { return seconds(d) }
+// line writes one log line at level without looking up its caller (logline.Write).
+func (r *runner) line(level slog.Level, msg string, attrs ...any) {
+	logline.Write(r.Log, level, msg, attrs...)
+}
 
 func describe(ws unix.WaitStatus) string {
 	if ws.Signaled() {

@@ -35,6 +35,27 @@ type startOpts struct {
 	stderrLines bool // deliver PID 1's stderr lines on instance.stderr
 }
 
+// stderrFile, when set (-stderr-file), is the regular file PID 1's stderr
+// is appended to when its lines are not read; otherwise it is /dev/null.
+// A log on a file is the setup of most runs, and an init's last line costs
+// more there than on /dev/null.
+var stderrFile string
+
+// stderrOf is where PID 1's stderr goes: a pipe, whose read end r is
+// returned, when its lines are asked for; else stderrFile when set; else
+// nowhere (w nil: /dev/null).
+func stderrOf(o startOpts) (w, r *os.File, err error) {
+	switch {
+	case o.stderrLines:
+		r, w, err = os.Pipe()
+		return w, r, err
+	case stderrFile != "":
+		w, err = os.OpenFile(stderrFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		return w, nil, err
+	}
+	return nil, nil, nil
+}
+
 // start runs prefix+child as PID 1 of a new PID namespace and returns once
 // that PID 1 is found (it may still be starting its child).
 func start(prefix, child []string, o startOpts) (*instance, error) {
@@ -46,15 +67,13 @@ func start(prefix, child []string, o startOpts) (*instance, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout = w
 	in := &instance{cmd: cmd, outR: r, out: bufio.NewReader(r), pidfd: -1}
-	var errR *os.File
-	if o.stderrLines {
-		var errW *os.File
-		errR, errW, err = os.Pipe()
-		if err != nil {
-			r.Close()
-			w.Close()
-			return nil, err
-		}
+	errW, errR, err := stderrOf(o)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	if errW != nil {
 		cmd.Stderr = errW
 		defer errW.Close()
 	}

@@ -46,6 +46,8 @@ type config struct {
 	idleWindows            int
 	deadlineRuns, scrapers int
 	flips                  int
+	earlyRounds            int
+	earlyLostAfter         time.Duration
 }
 
 var (
@@ -57,7 +59,8 @@ var (
 		reapNs:     []int{5000, 20000}, reapReps: 7,
 		idleSettle: 2 * time.Second, idleWindow: 10 * time.Second, idleWindows: 3,
 		deadlineRuns: 200, scrapers: 4,
-		flips: 200,
+		flips:       200,
+		earlyRounds: 200, earlyLostAfter: 2 * time.Second,
 	}
 	quick = config{
 		startupRounds: 10, warmup: 2,
@@ -67,7 +70,8 @@ var (
 		reapNs:     []int{500, 2000}, reapReps: 1,
 		idleSettle: 500 * time.Millisecond, idleWindow: 2 * time.Second, idleWindows: 1,
 		deadlineRuns: 3, scrapers: 4,
-		flips: 5,
+		flips:       5,
+		earlyRounds: 3, earlyLostAfter: time.Second,
 	}
 )
 
@@ -82,7 +86,7 @@ func (v *variants) Set(s string) error { *v = append(*v, s); return nil }
 
 func main() {
 	isQuick := flag.Bool("quick", false, "smoke run: tiny counts, well under a minute")
-	only := flag.String("only", "", "comma-separated sections to run: startup,forward,shutdown,reap,idle,size,lfinit (default all)")
+	only := flag.String("only", "", "comma-separated sections to run: startup,forward,shutdown,early,reap,idle,size,lfinit (default all)")
 	lfinitPath := flag.String("lfinit", "", "use this lfinit binary instead of building ./cmd/lfinit")
 	tags := flag.String("tags", "", "build tags for lfinit, as it ships (e.g. nethttpomithttp2)")
 	var extra variants
@@ -93,6 +97,8 @@ func main() {
 	rounds := flag.Int("rounds", 0, "override the rounds of the startup, forwarding and shutdown runs")
 	reapNs := flag.String("reap-n", "", "override the orphan counts, e.g. 5000,20000")
 	reapReps := flag.Int("reap-reps", 0, "override the repetitions of each reaping run")
+	toFile := flag.Bool("stderr-file", false, "send every PID 1's stderr to a regular file (in the run's temp dir) instead of /dev/null")
+	earlyRounds := flag.Int("early-rounds", 0, "override the rounds of the early-stop run (one trial of each init a round)")
 	anchors := flag.String("anchors", "tini,tini-static,dumb-init,catatonit", "the anchors to run, comma-separated")
 	flag.Parse()
 
@@ -102,6 +108,9 @@ func main() {
 	}
 	if *rounds > 0 {
 		cfg.startupRounds, cfg.fwdRounds, cfg.shutRounds = *rounds, *rounds, *rounds
+	}
+	if *earlyRounds > 0 {
+		cfg.earlyRounds = *earlyRounds
 	}
 	if *reapReps > 0 {
 		cfg.reapReps = *reapReps
@@ -135,6 +144,9 @@ func main() {
 	dir, err := os.MkdirTemp("", "initbench-")
 	check(err)
 	defer os.RemoveAll(dir)
+	if *toFile {
+		stderrFile = filepath.Join(dir, "stderr.log")
+	}
 	art, err := build(root, dir, *lfinitPath, *tags)
 	if err != nil {
 		os.RemoveAll(dir)
@@ -178,6 +190,11 @@ func main() {
 	step("shutdown", func() error {
 		var err error
 		r.shutdown, err = benchShutdown(rng, withFloor(inits), cfg.shutRounds, cfg.settle, art.sigwait, art.pause)
+		return err
+	})
+	step("early", func() error {
+		var err error
+		r.early, err = benchEarly(rng, inits, cfg.earlyRounds, art.pause, cfg.earlyLostAfter)
 		return err
 	})
 	// Latencies, like the sections above: measured before the reaping

@@ -55,6 +55,7 @@ type report struct {
 	startup     map[string]sample
 	forward     forwardResult
 	shutdown    map[string]sample
+	early       earlyResult
 	reap        []reapRun
 	idle        idleResult
 	idleCands   []cand
@@ -127,6 +128,9 @@ func (r *report) String() string {
 		sum = append(sum, r.latencySection(&details, "Shutdown: kill(SIGTERM) to PID 1 → PID 1 has exited (child dies of SIGTERM; floor: the child as PID 1, exiting on SIGTERM)", "µs", 1, r.shutdown, floorName,
 			"shutdown latency added, p50", func(l, best float64) (string, bool) { return "≤ best anchor", l <= best })...)
 		sum = append(sum, overDeps("shutdown: lfinit's added p50 − the Go init + deps' (issue 13)", r.shutdown, shutOverDepsUs)...)
+	}
+	if r.early.trials != nil {
+		sum = append(sum, r.earlySection(&details)...)
 	}
 	maxN := 0
 	for _, rr := range r.reap {

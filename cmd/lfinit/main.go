@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/early"
+	"github.com/light-fabric/lfinit/cmd/lfinit/internal/final"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/metrics"
@@ -79,55 +80,45 @@ func answer(c *config, err error, stdout, stderr io.Writer) (code int, done bool
 	return 0, true
 }
 
-// supervise runs the child under the supervisor, with the logger, the
-// observers and the final push around it, and returns lfinit's exit code.
+// supervise runs the child under the supervisor, with the logger and the
+// observers around it, then writes the final records; it returns lfinit's
+// exit code.
 func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, stderr io.Writer) int {
 	// The log's first line is often the last (the final summary): load the
 	// time zone it is formatted in now, not between the child's exit and
 	// lfinit's.
 	_ = time.Local.String()
 	logOut, log := newLogger(c, stderr)
-	defer logOut.Close(200 * time.Millisecond)
 	if maskErr != nil {
 		log.Warn("started with blocked signals and could not clear them; the child inherits them", "err", maskErr)
 	}
 	warnUnknownVariables(env, log)
-	obs, stop := pre.start(c, log, logOut)
+	obs, records := pre.start(c, log, logOut)
 	// Handlers for every relayed signal are in place before the child starts.
 	<-early.Done
-	code := supervisor.Run(supervisor.Config{
-		Options:        c.opts,
-		Argv:           c.argv,
-		Env:            childEnv,
-		Target:         c.target,
-		PID1:           os.Getpid() == 1,
-		Log:            log,
-		PreserveFDs:    c.keepFDs,
-		Recorder:       obs.recorder,
-		Publishers:     obs.publishers,
-		Readiness:      c.readiness(),
-		TerminationLog: terminationLog(c.termLog),
-		Signals:        supervisor.CaughtSignals(early.Relayed, early.Child),
-		WarnOnReap:     c.warnOnReap,
-		// The final records are written in line, in order, by the loop's
-		// goroutine: lfinit then exits without waiting for another thread.
-		Ending: func() { logOut.Close(200 * time.Millisecond) },
+	res := supervisor.Run(supervisor.Config{
+		Options:     c.opts,
+		Argv:        c.argv,
+		Env:         childEnv,
+		Target:      c.target,
+		PID1:        os.Getpid() == 1,
+		Log:         log,
+		PreserveFDs: c.keepFDs,
+		Recorder:    obs.recorder,
+		Publishers:  obs.publishers,
+		Readiness:   c.readiness(),
+		Signals:     supervisor.CaughtSignals(early.Relayed, early.Child),
+		WarnOnReap:  c.warnOnReap,
 	})
-	// The tree is reaped and the code fixed: the push can only be late, and
-	// its bound is counted in the budget.
-	if c.push.gateway != "" {
-		// Only then: the grouping may read the host name, work a shutdown
-		// without a push must not do.
-		_ = pushFinal(c.push, groupingFor(c.push.grouping.m, os.Getenv), pre.gatherer, log)
-	}
-	stop()
-	return code
+	// Written in line, in order, by this goroutine: lfinit then exits
+	// without waiting for another thread.
+	records.Write(res)
+	return res.Code
 }
 
 // prepared holds what was checked and opened before the child starts.
 type prepared struct {
-	metrics  net.Listener        // nil when --metrics-addr is not set
-	gatherer prometheus.Gatherer // lfinit's registry, once start made one
+	metrics net.Listener // nil when --metrics-addr is not set
 }
 
 // prepare makes the checks that must fail before the child starts: the
@@ -164,42 +155,55 @@ type observers struct {
 	publishers []supervisor.Publish
 }
 
-// start serves metrics and starts the status-file writer; stop ends them
-// once the run is over (the final status written, /livez down).
-func (p *prepared) start(c *config, log *slog.Logger, logOut *asyncWriter) (obs observers, stop func()) {
+// start serves metrics and starts the status-file writer, and says where
+// the final records go.
+func (p *prepared) start(c *config, log *slog.Logger, logOut *asyncWriter) (obs observers, rec final.Records) {
+	rec = final.Records{Log: log, FlushLog: logOut.Close, StatusPath: c.statusFile, TerminationLog: terminationLog(c.termLog)}
 	var publisher *statusfile.Publisher
 	if c.statusFile != "" {
 		publisher = statusfile.NewPublisher(c.statusFile, func(kind string, err error) {
 			log.Warn("cannot write the status file; supervision goes on", "path", c.statusFile, "kind", kind, "err", err)
 		})
 		obs.publishers = append(obs.publishers, publisher.Publish)
+		rec.StatusFile = publisher
 	}
-	var m *metrics.Metrics
-	if p.metrics != nil || c.push.gateway != "" {
-		// A push without --metrics-addr still needs the registry.
-		m = newMetrics(c, logOut, publisher)
-		p.gatherer = m.Gatherer()
-		obs.recorder = m
-		obs.publishers = append(obs.publishers, m.Status)
+	if p.metrics == nil && c.push.gateway == "" {
+		return obs, rec
 	}
+	// A push without --metrics-addr still needs the registry.
+	m := newMetrics(c, logOut, publisher)
+	obs.recorder = m
+	obs.publishers = append(obs.publishers, m.Status)
+	rec.Metrics = m
+	rec.Push = pusher(c.push, m.Gatherer(), log)
 	if p.metrics != nil {
-		m.SetLive(true)
-		metrics.Serve(p.metrics, m.Handler())
-		// At info only when port 0 let the kernel choose: then the log is
-		// the one place that says which port it is.
-		level := slog.LevelDebug
-		if strings.HasSuffix(c.metricsAddr, ":0") {
-			level = slog.LevelInfo
-		}
-		log.Log(context.Background(), level, "serving metrics and probes", "addr", p.metrics.Addr().String(), "paths", "/metrics /readyz /livez")
+		p.serve(c.metricsAddr, m, log)
 	}
-	return obs, func() {
-		if m != nil {
-			m.SetLive(false)
-		}
-		if publisher != nil && !publisher.Close(time.Second) {
-			log.Warn("the final status was not written (the write failed or hung for a second)", "path", c.statusFile)
-		}
+	return obs, rec
+}
+
+// serve serves m's metrics and probes on the listener prepare opened.
+func (p *prepared) serve(addr string, m *metrics.Metrics, log *slog.Logger) {
+	m.SetLive(true)
+	metrics.Serve(p.metrics, m.Handler())
+	// At info only when port 0 let the kernel choose: then the log is
+	// the one place that says which port it is.
+	level := slog.LevelDebug
+	if strings.HasSuffix(addr, ":0") {
+		level = slog.LevelInfo
+	}
+	log.Log(context.Background(), level, "serving metrics and probes", "addr", p.metrics.Addr().String(), "paths", "/metrics /readyz /livez")
+}
+
+// pusher is the final push, nil without --push-gateway.
+func pusher(p pushConfig, g prometheus.Gatherer, log *slog.Logger) func() {
+	if p.gateway == "" {
+		return nil
+	}
+	return func() {
+		// Only now: the grouping may read the host name, work a shutdown
+		// without a push must not do.
+		_ = pushFinal(p, groupingFor(p.grouping.m, os.Getenv), g, log)
 	}
 }
 

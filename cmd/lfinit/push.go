@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/push"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/light-fabric/lfinit/supervisor"
+	"github.com/light-fabric/lfinit/internal/logline"
 )
 
 // DefaultPushJob is the job label of the push unless --push-job says otherwise.
@@ -137,12 +137,12 @@ func pushFinal(p pushConfig, grouping map[string]string, g prometheus.Gatherer, 
 	attempts, err := pushWithin(ctx, p.job, base, grouping, g)
 	if err != nil {
 		log.Warn("cannot push the final metrics to the Pushgateway; the exit code is unchanged",
-			"gateway", base.Redacted(), "attempts", attempts, "push_timeout_seconds", supervisor.Seconds(p.timeout), "err", err)
+			"gateway", base.Redacted(), "attempts", attempts, "push_timeout_seconds", logline.Seconds(p.timeout), "err", err)
 		return err
 	}
 	// At debug: a normal stop prints only the final summary.
 	log.Debug("pushed the final metrics", "gateway", base.Redacted(), "job", p.job, "attempts", attempts,
-		"took_seconds", supervisor.Seconds(time.Since(start)))
+		"took_seconds", logline.Seconds(time.Since(start)))
 	return nil
 }
 

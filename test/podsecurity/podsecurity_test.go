@@ -209,7 +209,84 @@ func TestMonitoringManifests(t *testing.T) {
 	if len(pm.Spec.Endpoints) != 1 || !ports[pm.Spec.Endpoints[0].Port] || pm.Spec.Endpoints[0].Path != "/metrics" {
 		t.Errorf("PodMonitor endpoints %+v", pm.Spec.Endpoints)
 	}
-	if a := dep.Spec.Template.Annotations; a["prometheus.io/scrape"] != "true" || a["prometheus.io/path"] != "/metrics" {
-		t.Errorf("scrape annotations %v", a)
+	// One scrape only: annotations beside the PodMonitor would make a
+	// Prometheus that scrapes annotated pods scrape these a second time.
+	for name, pod := range podSpecs(t) {
+		for k := range pod.Annotations {
+			if strings.HasPrefix(k, "prometheus.io/") {
+				t.Errorf("%s has the annotation %s beside the PodMonitor: pods scraped twice", name, k)
+			}
+		}
+	}
+}
+
+// kitLabel is the label every object of the operator kit carries, for the
+// operator's podMonitorSelector, serviceMonitorSelector and ruleSelector
+// (deploy/README.md documents it).
+const kitLabel = "lfinit.light-fabric.io/monitoring"
+
+// TestOperatorKit checks the Prometheus operator's objects: each carries
+// the documented selector label, the Pushgateway is scraped with
+// honorLabels (or the pushed job and pod labels become exported_*), and
+// the PrometheusRule has the kit's rule groups.
+func TestOperatorKit(t *testing.T) {
+	docs := documents(t)
+	for _, name := range []string{"monitoring.yaml/PodMonitor", "pushgateway.yaml/ServiceMonitor", "prometheusrule.yaml/PrometheusRule"} {
+		var obj struct {
+			APIVersion string `json:"apiVersion"`
+			Metadata   struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(docs[name], &obj); err != nil || obj.APIVersion != "monitoring.coreos.com/v1" {
+			t.Errorf("%s: %v %q", name, err, obj.APIVersion)
+		}
+		if obj.Metadata.Labels[kitLabel] != "true" {
+			t.Errorf("%s: no label %s: \"true\" for the operator's selectors (labels %v)", name, kitLabel, obj.Metadata.Labels)
+		}
+	}
+	var sm struct {
+		Spec struct {
+			Selector  struct{ MatchLabels map[string]string } `json:"selector"`
+			Endpoints []struct {
+				Port        string `json:"port"`
+				HonorLabels bool   `json:"honorLabels"`
+			} `json:"endpoints"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(docs["pushgateway.yaml/ServiceMonitor"], &sm); err != nil {
+		t.Fatalf("ServiceMonitor: %v", err)
+	}
+	if len(sm.Spec.Endpoints) != 1 || !sm.Spec.Endpoints[0].HonorLabels || len(sm.Spec.Selector.MatchLabels) == 0 {
+		t.Errorf("the Pushgateway's ServiceMonitor: %+v, want one endpoint with honorLabels: true and a selector", sm.Spec)
+	}
+	var pr struct {
+		Spec struct {
+			Groups []struct {
+				Name  string `json:"name"`
+				Rules []struct {
+					Record string `json:"record"`
+					Alert  string `json:"alert"`
+					Expr   string `json:"expr"`
+				} `json:"rules"`
+			} `json:"groups"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(docs["prometheusrule.yaml/PrometheusRule"], &pr); err != nil {
+		t.Fatalf("PrometheusRule: %v", err)
+	}
+	alerts := 0
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.Expr == "" || (r.Record == "") == (r.Alert == "") {
+				t.Errorf("PrometheusRule group %s: rule %+v", g.Name, r)
+			}
+			if r.Alert != "" {
+				alerts++
+			}
+		}
+	}
+	if alerts == 0 {
+		t.Error("the PrometheusRule has no alerts")
 	}
 }

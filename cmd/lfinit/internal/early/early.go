@@ -2,21 +2,20 @@
 // binary is initialised.
 //
 // The Go runtime installs its own handlers when it starts; a SIGTERM that
-// reaches a Go PID 1 before signal.Notify makes it exit 2. Initialising the
-// larger packages (Prometheus, protobuf) takes about a millisecond, so the
-// catch cannot wait for main. This package imports only the standard
-// library's signal support and forward (whose own imports are as small), so
-// Go initialises it among the first; what it catches is forward.Table's
-// list, and the signals it queues are handed to the supervisor.
+// reaches a Go PID 1 before signal.Notify makes it exit 2, and one that
+// arrives before the runtime's handlers is dropped by the kernel. Go
+// initialises a package once its imports are, the lexically first ready
+// package first: this one imports only os/signal (and os and syscall,
+// which os/signal needs anyway), so it is ready as soon as os/signal is,
+// and its init is the first code of lfinit's own to run. It keeps its own list of
+// the signals to catch, checked against forward.Table by its test:
+// importing forward would wait for fmt, reflect, unicode and x/sys/unix.
 package early
 
 import (
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
-
-	"github.com/light-fabric/lfinit/forward"
 )
 
 // Relayed and Child receive the caught signals from the first instant.
@@ -29,26 +28,32 @@ var (
 var Done = make(chan struct{})
 
 func init() {
-	// Each signal caught costs the runtime a round trip to the thread that
-	// keeps its signal mask, and during package initialisation the main
-	// goroutine is locked to the main thread, which makes every round trip
-	// a handoff between two locked threads: catching all of them here, in
-	// line, adds about 1.4ms to the start (700 context switches instead of
-	// 250). A goroutine catches them instead, the urgent ones first, while
-	// the other packages initialise.
-	go func() {
-		defer close(Done)
-		signal.Notify(Child, syscall.SIGCHLD)
-		var now []os.Signal
-		for _, s := range forward.Urgent {
-			now = append(now, s)
-		}
-		signal.Notify(Relayed, now...)
-		for _, s := range forward.Caught {
-			if s != syscall.SIGCHLD && !slices.Contains(forward.Urgent, s) {
-				// One at a time: a delivery waits for the lock Notify holds.
-				signal.Notify(Relayed, s)
-			}
-		}
-	}()
+	// SIGTERM, the engine's stop, in line: nothing of lfinit's runs before
+	// it. The runtime queues a signal from the moment Notify marks it
+	// wanted, before the round trip to the thread that keeps its signal
+	// mask (and, for the first, that thread's start).
+	signal.Notify(Relayed, fatal[0])
+	// The other fatal signals before any other package initialises, but
+	// from a goroutine: during initialisation the main goroutine is locked
+	// to the main thread, which doubles the thread handoffs of each round
+	// trip. The rest, which the runtime drops or (the stops) leaves to the
+	// kernel until caught, while the other packages initialise.
+	fatalCaught := make(chan struct{})
+	go catchRest(fatalCaught)
+	<-fatalCaught
+}
+
+// catchRest catches the fatal signals but the first, closes fatalCaught,
+// then catches the stop signals, SIGCHLD and the other relayed signals and
+// closes Done.
+func catchRest(fatalCaught chan<- struct{}) {
+	defer close(Done)
+	signal.Notify(Relayed, fatal[1:]...)
+	close(fatalCaught)
+	signal.Notify(Relayed, stops...)
+	signal.Notify(Child, syscall.SIGCHLD)
+	for _, s := range rest() {
+		// One at a time: a delivery waits for the lock Notify holds.
+		signal.Notify(Relayed, s)
+	}
 }

@@ -1,0 +1,74 @@
+package final
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/light-fabric/lfinit/internal/logline"
+	"github.com/light-fabric/lfinit/statusfile"
+	"github.com/light-fabric/lfinit/supervisor"
+)
+
+// Summary is the final log line's fields at end: what an SRE queries for.
+func Summary(res supervisor.Result, end time.Time) []any {
+	s := res.Status
+	attrs := []any{"outcome", string(deref(s.Outcome)), "exit_code", res.Code}
+	if s.Reason != nil {
+		attrs = append(attrs, "reason", *s.Reason)
+	}
+	if s.Signal != nil {
+		attrs = append(attrs, "signal", *s.Signal)
+	}
+	attrs = append(attrs, "duration_seconds", logline.Seconds(end.Sub(res.Start)))
+	if !res.SignalAt.IsZero() {
+		attrs = append(attrs, "shutdown_duration_seconds", logline.Seconds(end.Sub(res.SignalAt)))
+	}
+	attrs = append(attrs, "killed", s.Killed, "leftovers", res.Leftovers, "reaped", s.Reaped)
+	if s.NotSignalled > 0 {
+		attrs = append(attrs, "not_signalled", s.NotSignalled)
+	}
+	attrs = append(attrs, "pid", s.Pid)
+	if s.ChildPid != nil {
+		attrs = append(attrs, "child_pid", *s.ChildPid)
+	}
+	return attrs
+}
+
+// Level is the summary line's: INFO for a normal end, WARN for a forced
+// one or one that had to kill, ERROR when the child could not be started.
+// A normal end of an interactive run (the child had the terminal) is
+// DEBUG: the terminal shows only the child's output, as under tini,
+// dumb-init and catatonit.
+func Level(res supervisor.Result) slog.Level {
+	s := res.Status
+	switch o := deref(s.Outcome); {
+	case o == statusfile.Failed:
+		return slog.LevelError
+	case o == statusfile.DeadlineExceeded || s.Killed > 0 || s.NotSignalled > 0:
+		return slog.LevelWarn
+	case res.Interactive:
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}
+
+func deref(o *statusfile.Outcome) statusfile.Outcome {
+	if o == nil {
+		return statusfile.Running
+	}
+	return *o
+}
+
+// withTimeout runs f and waits up to d for it; on timeout f is left behind
+// (lfinit is about to exit).
+func withTimeout(d time.Duration, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("timed out after %v", d)
+	}
+}

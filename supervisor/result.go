@@ -1,0 +1,31 @@
+package supervisor
+
+import (
+	"time"
+
+	"github.com/light-fabric/lfinit/statusfile"
+)
+
+// Result is how a run ended: lfinit's exit code and the final status,
+// with what the final records need beside them.
+type Result struct {
+	Code   int
+	Status statusfile.Status // the final snapshot: phase stopped, outcome set
+	// Start is when the run started and SignalAt when the first shutdown
+	// signal came (zero without one), with their monotonic readings, so
+	// that durations measured from them are not moved by a clock step.
+	Start, SignalAt time.Time
+	Leftovers       int  // processes the child left behind that got SIGTERM
+	Interactive     bool // the child was given the terminal's foreground
+}
+
+// result is the run's Result, once the machine said exit; the metrics'
+// readiness is down by then whatever the last phase said.
+func (r *runner) result() Result {
+	r.setReady(false)
+	res := Result{Code: r.code, Status: r.snapshot(), Start: r.start, Leftovers: r.leftovers, Interactive: r.interactive}
+	if r.m.ShuttingDown() {
+		res.SignalAt = r.m.Timeline().SignalAt
+	}
+	return res
+}
