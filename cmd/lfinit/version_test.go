@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -58,5 +60,27 @@ func TestVersionCommand(t *testing.T) {
 	errOut.Reset()
 	if code := run([]string{"lfinit", "version", "extra"}, nil, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), `not "extra"`) {
 		t.Errorf("lfinit version extra: exit %d, %q; want 2 and a usage error", code, errOut.String())
+	}
+}
+
+// TestVersionFile wants the one version of the repository, VERSION, to be a
+// semver (no leading v) and the man page's .TH to name it, so that the
+// page a release installs is that release's.
+func TestVersionFile(t *testing.T) {
+	b, err := os.ReadFile("../../VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.TrimSuffix(string(b), "\n")
+	if !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`).MatchString(v) {
+		t.Fatalf("VERSION = %q, want MAJOR.MINOR.PATCH[-PRERELEASE] and one newline", b)
+	}
+	man, err := os.ReadFile("../../man/lfinit.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := regexp.MustCompile(`(?m)^\.TH LFINIT 1 [0-9]{4}-[0-9]{2}-[0-9]{2} "lfinit ([^"]+)"`).FindSubmatch(man)
+	if th == nil || string(th[1]) != v {
+		t.Errorf("man/lfinit.1's .TH names %q, want \"lfinit %s\" (VERSION)", th, v)
 	}
 }

@@ -19,8 +19,10 @@ import (
 const releaseVersion = "0.0.0-test"
 
 // TestReleaseImage builds the release image with scripts/release-image for
-// two architectures, checks that its OCI archive is a manifest list of
-// images holding only /lfinit, loads the archive as a user would, builds an
+// two architectures, checks that it left nothing in podman's store (it
+// works in one of its own) and that its OCI archive is a manifest list of
+// images holding only /lfinit and its LICENSE and NOTICE (in
+// /usr/share/doc/lfinit), loads the archive as a user would, builds an
 // image with Dockerfile.example's COPY --from=lfinit line, and stops a
 // container of it: lfinit from the archive runs the service and exits 0.
 func TestReleaseImage(t *testing.T) {
@@ -32,7 +34,9 @@ func TestReleaseImage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(filepath.Join(repo, "scripts", "release-image"), append([]string{releaseVersion, "0123456789abcdef0123456789abcdef01234567", dir}, arches...)...)
+	// A commit of this run's own, to find what the script might leave.
+	commit := fmt.Sprintf("%040x", time.Now().UnixNano())
+	cmd := exec.Command(filepath.Join(repo, "scripts", "release-image"), append([]string{releaseVersion, commit, dir}, arches...)...)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("SOURCE_DATE_EPOCH=%d", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix()))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("scripts/release-image: %v\n%s", err, out)
@@ -40,9 +44,14 @@ func TestReleaseImage(t *testing.T) {
 	archive := filepath.Join(dir, "lfinit-"+releaseVersion+"-image.oci.tar")
 	checkArchive(t, archive, []string{"linux/amd64", "linux/arm64"})
 
-	// From the archive only: the list scripts/release-image left is removed.
+	// From the archive only: scripts/release-image left nothing here.
 	image := "localhost/lfinit:" + releaseVersion
-	podman(t, "manifest", "rm", image)
+	if out, err := podmanCmd(time.Minute, "manifest", "exists", image); err == nil {
+		t.Errorf("scripts/release-image left the manifest list %s in podman's store (%s)", image, out)
+	}
+	if out := podman(t, "images", "--all", "--noheading", "--filter", "label=org.opencontainers.image.revision="+commit, "--format", "{{.ID}}"); out != "" {
+		t.Errorf("scripts/release-image left images in podman's store: %s", out)
+	}
 	podman(t, "load", "--quiet", "--input", archive)
 	if out := podman(t, "run", "--rm", "--network", "none", image, "version"); !strings.HasPrefix(out, "lfinit "+releaseVersion+"\n") {
 		t.Errorf("podman run %s version: %q", image, out)
@@ -138,8 +147,20 @@ func checkArchive(t *testing.T, archive string, platforms []string) {
 			continue
 		}
 		files, err := layerFiles(blobs["blobs/"+strings.Replace(layers[0].Digest, ":", "/", 1)], layers[0].MediaType)
-		if err != nil || !slices.Equal(files, []string{"lfinit"}) {
-			t.Errorf("%s: the layer holds %v (%v), want only lfinit", got[len(got)-1], files, err)
+		var names []string
+		for name := range files {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		want := []string{"lfinit", "usr/", "usr/share/", "usr/share/doc/", "usr/share/doc/lfinit/",
+			"usr/share/doc/lfinit/LICENSE", "usr/share/doc/lfinit/NOTICE"}
+		if err != nil || !slices.Equal(names, want) {
+			t.Errorf("%s: the layer holds %v (%v), want %v", got[len(got)-1], names, err, want)
+		}
+		for _, f := range []string{"LICENSE", "NOTICE"} {
+			if b, err := os.ReadFile(filepath.Join(repo, f)); err != nil || files["usr/share/doc/lfinit/"+f] != string(b) {
+				t.Errorf("%s: the image's /usr/share/doc/lfinit/%s is not the repository's %s", got[len(got)-1], f, f)
+			}
 		}
 	}
 	slices.Sort(got)
@@ -173,8 +194,9 @@ func readTar(path string) (map[string][]byte, error) {
 	}
 }
 
-// layerFiles lists the entries of an image layer (directories included).
-func layerFiles(layer []byte, mediaType string) ([]string, error) {
+// layerFiles reads the entries of an image layer (directories included,
+// with a trailing /), each with its content.
+func layerFiles(layer []byte, mediaType string) (map[string]string, error) {
 	var r io.Reader = strings.NewReader(string(layer))
 	if strings.HasSuffix(mediaType, "+gzip") {
 		zr, err := gzip.NewReader(r)
@@ -183,16 +205,20 @@ func layerFiles(layer []byte, mediaType string) ([]string, error) {
 		}
 		r = zr
 	}
-	var names []string
+	files := map[string]string{}
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return names, nil
+			return files, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		names = append(names, strings.TrimPrefix(h.Name, "./"))
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, err
+		}
+		files[strings.TrimPrefix(h.Name, "./")] = string(b)
 	}
 }

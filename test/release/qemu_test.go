@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,25 +33,60 @@ type releaseBinary struct {
 
 var binaryName = regexp.MustCompile(`^lfinit-(.+)-linux-([0-9a-z]+)$`)
 
-// releaseBinaries lists the binaries to test: LFINIT_RELEASE_DIR's, or
-// those of the clone's release.
-func releaseBinaries(t *testing.T) []releaseBinary {
-	dir := os.Getenv("LFINIT_RELEASE_DIR")
-	if dir == "" {
-		dir = firstRelease(t)
+// qemuArches are the architectures tested when no release dir is given.
+func qemuArches() []string {
+	if v := os.Getenv("LFINIT_RELEASE_ARCHES"); v != "" {
+		return strings.Split(v, ",")
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
+	return []string{"arm64", "s390x"}
+}
+
+// qemuRelease is the release of the qemu arches the clone's first release
+// lacks (binaries only).
+var qemuRelease struct {
+	once sync.Once
+	out  string
+	err  error
+}
+
+// releaseBinaries lists the binaries to test: LFINIT_RELEASE_DIR's, or
+// those of the clone's releases: reproArches and the qemu arches.
+func releaseBinaries(t *testing.T) []releaseBinary {
+	dirs := []string{os.Getenv("LFINIT_RELEASE_DIR")}
+	if dirs[0] == "" {
+		dirs[0] = firstRelease(t)
+		var extra []string
+		for _, a := range qemuArches() {
+			if !slices.Contains(reproArches, a) {
+				extra = append(extra, a)
+			}
+		}
+		if len(extra) > 0 {
+			clone, _ := snapshotRepo(t)
+			qemuRelease.once.Do(func() {
+				qemuRelease.out = filepath.Join(state, "dist-qemu")
+				_, qemuRelease.err = release(clone, qemuRelease.out, extra, []string{"--no-image", "--no-deb"})
+			})
+			if qemuRelease.err != nil {
+				t.Fatal(qemuRelease.err)
+			}
+			dirs = append(dirs, qemuRelease.out)
+		}
 	}
 	var bins []releaseBinary
-	for _, e := range entries {
-		if m := binaryName.FindStringSubmatch(e.Name()); m != nil {
-			bins = append(bins, releaseBinary{filepath.Join(dir, e.Name()), m[1], m[2]})
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if m := binaryName.FindStringSubmatch(e.Name()); m != nil {
+				bins = append(bins, releaseBinary{filepath.Join(dir, e.Name()), m[1], m[2]})
+			}
 		}
 	}
 	if len(bins) == 0 {
-		t.Fatalf("no lfinit-VERSION-linux-ARCH binary in %s", dir)
+		t.Fatalf("no lfinit-VERSION-linux-ARCH binary in %v", dirs)
 	}
 	return bins
 }
