@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 )
 
 func TestParse(t *testing.T) {
@@ -91,7 +93,7 @@ func TestWatchHTTPWaitsFor2xx(t *testing.T) {
 }
 
 func TestStopEndsWatching(t *testing.T) {
-	c := &Check{TCP: closedPort(t), Interval: 10 * time.Millisecond} // the check cannot pass
+	c := &Check{TCP: measure.FreeAddr(t), Interval: 10 * time.Millisecond} // the check cannot pass
 	ready, _, stop := c.Watch()
 	stop()
 	stop() // idempotent
@@ -103,7 +105,7 @@ func TestStopEndsWatching(t *testing.T) {
 }
 
 func TestRefusedIsReported(t *testing.T) {
-	addr := closedPort(t)
+	addr := measure.FreeAddr(t)
 	c := &Check{TCP: addr, Interval: 10 * time.Millisecond}
 	_, reports, stop := c.Watch()
 	defer stop()
@@ -115,17 +117,6 @@ func TestRefusedIsReported(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no report for a port nothing listens on")
 	}
-}
-
-// closedPort is a local address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func TestReminderSchedule(t *testing.T) {

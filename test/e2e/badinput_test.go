@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 	"github.com/light-fabric/lfinit/readiness"
 	"github.com/light-fabric/lfinit/statusfile"
 )
@@ -185,7 +186,7 @@ func covered(cases []badValue, name string) bool {
 func TestReadinessTargetThatRefusesIsReported(t *testing.T) {
 	long(t)
 	t.Parallel()
-	addr := "127.0.0.1:" + freePort(t)
+	addr := measure.FreeAddr(t)
 	r := startWith(t, true, []string{"--status-file", "DIR/status.json", "--ready-tcp", addr, "HELPER", "-ready-file", "DIR/ready"},
 		[]string{"LFINIT_LOG_LEVEL=info"})
 	why := addr + " refuses connections"

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -76,16 +77,6 @@ func route(reg *registry, addr string, done chan<- routed) {
 	done <- r
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // hookArg is --on-shutdown's JSON array for the helper with args.
 func hookArg(args ...string) string {
 	return `["HELPER","-record","DIR/hook"` + func() string {
@@ -124,7 +115,7 @@ func expectHookStatus(t *testing.T, s statusfile.Status, outcome statusfile.Hook
 func TestHookDeregistersBeforeTheStop(t *testing.T) {
 	t.Parallel()
 	reg := newRegistry(t, 500*time.Millisecond)
-	addr := freeAddr(t)
+	addr := measure.FreeAddr(t)
 	r := startPID1(t, "--grace", "5s", "--drain-delay", "200ms", "--on-shutdown-timeout", "3s", "--status-file", "DIR/status.json",
 		"--on-shutdown", hookArg("-request", reg.url, "-exit", "0"),
 		"HELPER", "-record", "DIR/rec", "-listen", addr, "-die-delay", "300ms")

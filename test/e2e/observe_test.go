@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/light-fabric/lfinit/internal/testkit/measure"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -273,9 +273,9 @@ func TestDeadlineExceededIsPublished(t *testing.T) {
 func TestReadinessGating(t *testing.T) {
 	long(t)
 	t.Parallel()
-	port := freePort(t)
-	r := startPID1(t, "--status-file", "DIR/status.json", "--metrics-addr", "127.0.0.1:0", "--ready-tcp", "127.0.0.1:"+port,
-		"HELPER", "-record", "DIR/rec", "-listen", "127.0.0.1:"+port, "-listen-after", "800ms")
+	target := measure.FreeAddr(t)
+	r := startPID1(t, "--status-file", "DIR/status.json", "--metrics-addr", "127.0.0.1:0", "--ready-tcp", target,
+		"HELPER", "-record", "DIR/rec", "-listen", target, "-listen-after", "800ms")
 	addr := r.metricsAddr()
 	s := waitPhase(t, r.path("status.json"), statusfile.Starting)
 	if s.Ready {
@@ -304,7 +304,7 @@ func TestReadinessGating(t *testing.T) {
 	}
 
 	// An HTTP check that never passes: a shutdown is a startup abort, floor only.
-	r = startPID1(t, "--status-file", "DIR/status.json", "--ready-http", "http://127.0.0.1:"+freePort(t)+"/healthz", "--grace", "20s", "--floor", "400ms",
+	r = startPID1(t, "--status-file", "DIR/status.json", "--ready-http", "http://"+measure.FreeAddr(t)+"/healthz", "--grace", "20s", "--floor", "400ms",
 		"--drain-delay", "5s", "HELPER", "-ignore", "15", "-ready-file", "DIR/ready")
 	r.waitFile("ready")
 	waitPhase(t, r.path("status.json"), statusfile.Starting)
@@ -317,17 +317,6 @@ func TestReadinessGating(t *testing.T) {
 	if !strings.Contains(r.stderr.String(), "phase=aborting-startup") {
 		t.Fatalf("no aborting-startup phase:\n%s", r.stderr.String())
 	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
 }
 
 func TestStatusFileLostMidRunIsNotFatal(t *testing.T) {

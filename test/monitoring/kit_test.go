@@ -166,7 +166,7 @@ func TestOperatorKit(t *testing.T) {
 	lfinit := build(t, dir, "../../cmd/lfinit")
 	helper := build(t, dir, "../helper")
 
-	pgwAddr := freeAddr(t)
+	pgwAddr := measure.FreeAddr(t)
 	// Its state in the temp dir: Debian's default persists across runs.
 	daemon(t, "prometheus-pushgateway", "--web.listen-address="+pgwAddr,
 		"--persistence.file="+filepath.Join(dir, "pushgateway.data"))
@@ -174,10 +174,10 @@ func TestOperatorKit(t *testing.T) {
 
 	// Deployment-style pod names: the rules derive workload from them.
 	const late, clean = "kitlate-7d9f8b6c5d-x2x4z", "kitclean-7d9f8b6c5d-b5kpt"
-	lateAddr, cleanAddr := freeAddr(t), freeAddr(t)
+	lateAddr, cleanAddr := measure.FreeAddr(t), measure.FreeAddr(t)
 	kitRules(t, dir)
 	cfg := kitConfig(t, dir, pgwAddr, map[string]string{late: lateAddr, clean: cleanAddr})
-	promAddr := freeAddr(t)
+	promAddr := measure.FreeAddr(t)
 	daemon(t, "prometheus", "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		"--web.listen-address="+promAddr, "--log.level=warn")
 	prom := "http://" + promAddr

@@ -15,7 +15,6 @@ package monitoring
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -56,17 +55,6 @@ func build(t *testing.T, dir, pkg string) string {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
-}
-
-// freeAddr is a 127.0.0.1 address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // daemon starts a server process that the test stops at its end, and
@@ -135,7 +123,7 @@ func startPrometheus(t *testing.T, dir, lfinitAddr, pgwAddr string) string {
 	if out, err := exec.Command("promtool", "check", "config", cfg).CombinedOutput(); err != nil {
 		t.Fatalf("promtool check config: %v\n%s", err, out)
 	}
-	addr := freeAddr(t)
+	addr := measure.FreeAddr(t)
 	daemon(t, "prometheus", "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		"--web.listen-address="+addr, "--log.level=warn")
 	base := "http://" + addr

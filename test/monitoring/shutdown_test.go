@@ -24,7 +24,7 @@ func TestShutdownReachesPrometheus(t *testing.T) {
 	lfinit := build(t, dir, "../../cmd/lfinit")
 	helper := build(t, dir, "../helper")
 
-	pgwAddr := freeAddr(t)
+	pgwAddr := measure.FreeAddr(t)
 	// The Pushgateway keeps its groups in the test's temp dir: with
 	// Debian's default file (/var/lib/prometheus/pushgateway.data) this
 	// run's group would be served by the next Pushgateway started.
@@ -36,7 +36,7 @@ func TestShutdownReachesPrometheus(t *testing.T) {
 	})
 	daemon(t, "prometheus-pushgateway", "--web.listen-address="+pgwAddr, "--persistence.file="+persisted)
 	waitHTTP(t, "http://"+pgwAddr+"/-/ready", 15*time.Second)
-	lfinitAddr := freeAddr(t)
+	lfinitAddr := measure.FreeAddr(t)
 	prom := startPrometheus(t, dir, lfinitAddr, pgwAddr)
 
 	// Each phase of the shutdown lasts over two seconds, so 1s scrapes see

@@ -1,13 +1,15 @@
 // Package measure holds the few measuring tools that the benchmarks and
 // the end-to-end tests share: waiting for a process to exit through its
-// pidfd, and scraping an HTTP endpoint in a tight loop.
+// pidfd, scraping an HTTP endpoint in a tight loop, a free local port.
 package measure
 
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"sync"
+	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -99,4 +101,16 @@ func ScrapeTimed(url string, n int) (stop func() []time.Duration) {
 		defer mu.Unlock()
 		return times
 	}
+}
+
+// FreeAddr is a 127.0.0.1 address whose port was free a moment ago (and
+// that nothing listens on until someone takes it).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
