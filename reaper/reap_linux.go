@@ -13,15 +13,22 @@ func SetSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
-// Reap collects, without blocking, every child that has exited and reports
-// each to fn. It returns true when lfinit has no child left at all: with
-// lfinit as PID 1 or subreaper that means its whole tree is gone.
+// Exit is one child that wait4 reported: exited, killed, or (untraced) stopped.
+type Exit struct {
+	Pid    int
+	Status unix.WaitStatus
+}
+
+// Reap collects, without blocking, every child that has exited and appends
+// each to exits, which the caller passes back in (emptied) to reuse its
+// memory. empty is true when lfinit has no child left at all: with lfinit
+// as PID 1 or subreaper that means its whole tree is gone.
 //
-// With untraced, children that stopped are reported too (ws.Stopped()),
+// With untraced, children that stopped are reported too (Status.Stopped()),
 // once per stop, and stay children.
 //
 // Nothing else in lfinit may wait: a second waiter steals exit statuses.
-func Reap(untraced bool, fn func(pid int, ws unix.WaitStatus)) (empty bool) {
+func Reap(untraced bool, exits []Exit) (_ []Exit, empty bool) {
 	// __WALL: also children whose exit signal is not SIGCHLD.
 	flags := unix.WNOHANG | unix.WALL
 	if untraced {
@@ -37,11 +44,11 @@ func Reap(untraced bool, fn func(pid int, ws unix.WaitStatus)) (empty bool) {
 		case err == unix.EINTR:
 			continue
 		case err == unix.ECHILD:
-			return true
+			return exits, true
 		case err != nil || pid <= 0:
-			return false
+			return exits, false
 		}
-		fn(pid, ws)
+		exits = append(exits, Exit{pid, ws})
 	}
 }
 

@@ -155,7 +155,10 @@ func subreaperChild() {
 	deadline := time.Now().Add(5 * time.Second)
 	shReaped := false
 	for !shReaped && time.Now().Before(deadline) {
-		Reap(false, func(p int, ws unix.WaitStatus) { shReaped = shReaped || p == pid })
+		exits, _ := Reap(false, nil)
+		for _, e := range exits {
+			shReaped = shReaped || e.Pid == pid
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	if !shReaped {
@@ -168,7 +171,7 @@ func subreaperChild() {
 		fail("SignalTree signalled a wrong count")
 	}
 	for time.Now().Before(deadline) {
-		if Reap(false, func(int, unix.WaitStatus) {}) {
+		if _, empty := Reap(false, nil); empty {
 			os.Exit(0)
 		}
 		time.Sleep(5 * time.Millisecond)

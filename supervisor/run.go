@@ -103,12 +103,13 @@ type runner struct {
 	interactive bool            // the child was given the terminal's foreground
 	jobControl  bool            // not PID 1 and on a terminal: stop when the child stops
 	nreaped     int
-	unpublished bool         // publish a status after this batch of actions
-	pidfile     pidfileState // --pidfile's reads (daemon.go)
-	pace        reapPace     // spaces out full reaps in a storm of orphans
-	reapLater   bool         // a SIGCHLD waits for pace's next full reap
-	probe       probeState   // the readiness check's reports (probe.go)
-	hook        int          // the shutdown hook's pid until it is reaped (hook.go)
+	unpublished bool          // publish a status after this batch of actions
+	pidfile     pidfileState  // --pidfile's reads (daemon.go)
+	pace        reapPace      // spaces out full reaps in a storm of orphans
+	reapLater   bool          // a SIGCHLD waits for pace's next full reap
+	exits       []reaper.Exit // the last reap's exits; its memory is reused (up to keptExits)
+	probe       probeState    // the readiness check's reports (probe.go)
+	hook        int           // the shutdown hook's pid until it is reaped (hook.go)
 }
 
 // Run starts the child and supervises it until lfinit must exit: the tree
@@ -264,31 +265,40 @@ func (r *runner) childSignal() []Action {
 	return nil
 }
 
+// keptExits bounds the reap batch kept for reuse: room for an ordinary
+// reap, not for a storm's.
+const keptExits = 4096
+
 // reap collects every exited process and tells the machine about the child.
 func (r *runner) reap() []Action {
 	var ws, hookWS unix.WaitStatus
 	childDone, childStopped, hookDone := false, false, false
 	n := 0
 	start := time.Now()
-	empty := reaper.Reap(r.jobControl, func(pid int, status unix.WaitStatus) {
+	var empty bool
+	r.exits, empty = reaper.Reap(r.jobControl, r.exits[:0])
+	for _, e := range r.exits {
+		pid, status := e.Pid, e.Status
 		if status.Stopped() {
 			childStopped = childStopped || (pid == r.child && !r.reaped)
-			return
+			continue
 		}
 		n++
-		if pid == r.child && !r.reaped {
+		switch {
+		case pid == r.child && !r.reaped:
 			r.reaped, childDone, ws = true, true, status
-			return
-		}
-		if pid == r.hook {
+		case pid == r.hook:
 			r.hook, hookDone, hookWS = 0, true, status
-			return
+		default:
+			r.m.OtherExited(reaper.ExitCode(status)) // --wait-for=tree's exit code
+			if r.WarnOnReap {
+				r.Log.Warn("reaped a process that is not the child", "reaped_pid", pid, "status", describe(status))
+			}
 		}
-		r.m.OtherExited(reaper.ExitCode(status)) // --wait-for=tree's exit code
-		if r.WarnOnReap {
-			r.Log.Warn("reaped a process that is not the child", "reaped_pid", pid, "status", describe(status))
-		}
-	})
+	}
+	if cap(r.exits) > keptExits {
+		r.exits = nil // a storm's batch is not kept for the idle run that follows
+	}
 	now := time.Now()
 	r.pace.Scanned(start, now)
 	r.nreaped += n
