@@ -102,7 +102,8 @@ func signalExact(p Proc, sig syscall.Signal) error {
 // its own children in the goroutine that runs this, so the window is a
 // grandchild's parent reaping it between the check and the kill.
 func killChecked(p Proc, sig syscall.Signal) error {
-	if !stillRuns(p) {
+	// Never 0, -1 or the namespace's init, whatever a read returned.
+	if p.Pid <= 1 || !stillRuns(p) {
 		return errGone
 	}
 	switch err := unix.Kill(p.Pid, sig); err {
