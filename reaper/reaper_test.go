@@ -1,6 +1,7 @@
 package reaper
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -164,11 +165,20 @@ func subreaperChild() {
 	if !shReaped {
 		fail("sh not reaped")
 	}
-	if n := len(Live(Walk(os.Getpid()))); n != 1 {
-		fail("want the orphaned sleep as the one descendant")
+	// sh may exit before its forked child has exec'd sleep: until then the
+	// orphan's comm is still "sh", so wait for the exec, not only the count.
+	var live []Proc
+	for ; time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		live = Live(Walk(os.Getpid()))
+		if len(live) == 1 && live[0].Comm == "sleep" {
+			break
+		}
+	}
+	if len(live) != 1 || live[0].Comm != "sleep" {
+		fail(fmt.Sprintf("want the orphaned sleep as the one descendant, found %+v", live))
 	}
 	if res := SignalTree(false, syscall.SIGKILL, 0); len(res.Hit) != 1 || res.Hit[0].Comm != "sleep" || len(res.Failed) != 0 {
-		fail("SignalTree signalled a wrong count")
+		fail(fmt.Sprintf("SignalTree signalled a wrong set: %+v", res))
 	}
 	for time.Now().Before(deadline) {
 		if _, empty := Reap(false, nil); empty {
