@@ -100,10 +100,16 @@ func earlyTerm(t *testing.T, sleepBin string, at time.Duration) earlyOutcome {
 			return lost
 		}
 		return handled
-	case received == 0 && got == 2:
-		// The runtime's exit for the first, whose thread was still in
-		// its few microseconds of dying when the main thread went on to
-		// catch and print the marker: sent before it, so allowed.
+	case got == 2:
+		// The runtime's exit for the first, sent before the marker, so
+		// allowed: its thread was still dying (the runtime re-raises the
+		// signal and yields six times before exit(2), which under load
+		// takes milliseconds) while the main thread went on to catch and
+		// print the marker. Notify re-arms the handler the dying thread
+		// had dropped, so its re-raise and the second TERM can even be
+		// logged as received before that exit. Only an unwanted signal
+		// exits 2, and after the marker TERM is wanted: the caught
+		// branch above holds lfinit to 143 there.
 		return exit2
 	}
 	t.Fatalf("SIGTERM %v in and another after the marker (sent: %v): exit %d with %d received, want 143 (or 1 after two)", at, second, got, received)
