@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -95,17 +94,6 @@ func crowdedDeadlineStop(t *testing.T, pid1 bool) {
 	}
 	t.Logf("pid1=%v: deadline stop in %v (budget %v; signal received after %v, final status written %v later), median scrape %v",
 		pid1, elapsed, budget, s.SignalAt.Sub(sent), s.UpdatedAt.Sub(*s.SignalAt), median(scrapes))
-}
-
-// memDir is a temporary directory on a memory file system (/dev/shm).
-func memDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/dev/shm", "lfinit-e2e-")
-	if err != nil {
-		t.Fatalf("a directory in /dev/shm: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 func median(d []time.Duration) time.Duration {

@@ -182,8 +182,13 @@ func TestWaitForTreeStaysWhileADaemonLives(t *testing.T) {
 				t.Fatalf("lfinit exited %d with the daemon alive", r.code)
 			case <-time.After(500 * time.Millisecond):
 			}
-			if s := readStatus(t, r.path("status.json")); s.Phase != statusfile.Ready {
-				t.Fatalf("phase %q with the daemon alive", s.Phase)
+			// The status file is written beside the loop: wait for the
+			// phase rather than read it at one instant.
+			waitPhase(t, r.path("status.json"), statusfile.Ready)
+			select {
+			case <-r.done:
+				t.Fatalf("lfinit exited %d with the daemon alive", r.code)
+			default:
 			}
 			r.signal(syscall.SIGUSR1)
 			recorded(t, r.path("rec"), "daemon-signal", int(syscall.SIGUSR1))
