@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/light-fabric/lfinit/internal/testkit/memdir"
 )
 
 // podman runs podman for a test and fails it on error.
@@ -45,7 +47,7 @@ func run(t *testing.T, image string, opts []string, args ...string) *ctr {
 func runFiles(t *testing.T, image string, files []*os.File, opts []string, args ...string) *ctr {
 	t.Helper()
 	needPodman(t)
-	c := &ctr{t: t, name: "lfq-" + strings.ToLower(nameRE.ReplaceAllString(t.Name(), "-")), dir: t.TempDir()}
+	c := &ctr{t: t, name: "lfq-" + strings.ToLower(nameRE.ReplaceAllString(t.Name(), "-")), dir: memdir.New(t)}
 	if len(c.name) > 60 {
 		c.name = c.name[:60]
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/light-fabric/lfinit/internal/testkit/crowd"
 	"github.com/light-fabric/lfinit/internal/testkit/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/memdir"
 )
 
 // crowdSize is the count of unrelated processes beside lfinit: a large node.
@@ -48,7 +49,7 @@ func crowdedDeadlineStop(t *testing.T, pid1 bool) {
 	// The status file on tmpfs, as an operator who wants a prompt exit puts
 	// it: lfinit waits for its last write (fsynced) before it exits, and
 	// the test's budget is lfinit's, not the disk's.
-	shm := memDir(t)
+	shm := memdir.New(t)
 	r := start(t, pid1, []string{"--grace=1s", "--floor=250ms", "--metrics-addr=127.0.0.1:0", "--status-file=" + filepath.Join(shm, "status.json"),
 		"--", "HELPER", "-die-on", "", "-daemon", "DIR/daemon.pid", "-daemon-ignore-term", "-ready-file", "DIR/ready"})
 	r.waitFile("ready")

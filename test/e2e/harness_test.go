@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/light-fabric/lfinit/internal/testkit/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/memdir"
 )
 
 var (
@@ -142,7 +143,7 @@ type launch struct {
 func startLaunch(t *testing.T, pid1 bool, lfinitArgs []string, l launch) *run {
 	t.Helper()
 	needRoot(t)
-	r := &run{t: t, dir: runDir(t), pid1: pid1, done: make(chan struct{})}
+	r := &run{t: t, dir: memdir.New(t), pid1: pid1, done: make(chan struct{})}
 	args := append(r.expand(l.wrapper), lfinitBin)
 	args = append(args, r.expand(lfinitArgs)...)
 	if pid1 {
@@ -196,28 +197,6 @@ func startLaunch(t *testing.T, pid1 bool, lfinitArgs []string, l launch) *run {
 		}
 	})
 	return r
-}
-
-// runDir is a run's directory (DIR): on /dev/shm where it exists. The
-// status file is fsynced at every write and lfinit gives its final write
-// a second; a disk busy with the other test packages' builds can take
-// longer, and then the file a test reads is rightly left unfinished.
-func runDir(t *testing.T) string {
-	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
-		return t.TempDir()
-	}
-	return memDir(t)
-}
-
-// memDir is a temporary directory on a memory file system (/dev/shm).
-func memDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/dev/shm", "lfinit-e2e-")
-	if err != nil {
-		t.Fatalf("a directory in /dev/shm: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 // expand replaces HELPER and DIR in args.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/light-fabric/lfinit/internal/testkit/measure"
+	"github.com/light-fabric/lfinit/internal/testkit/memdir"
 )
 
 // kitWindow replaces the rules' freshness window (3600 s, [1h]) so that a
@@ -185,8 +186,11 @@ func TestOperatorKit(t *testing.T) {
 
 	// late ignores SIGTERM and so does its child: deadline-exceeded, exit
 	// 1, both SIGKILLed. clean dies by SIGTERM: graceful, 143.
-	lateRun := startKitRun(t, lfinit, helper, dir, late, lateAddr, pgwAddr, "-ignore", "15", "-children", "1", "-children-ignore-term")
-	cleanRun := startKitRun(t, lfinit, helper, dir, clean, cleanAddr, pgwAddr)
+	// The status files in memory: a final write held by a busy disk would
+	// hold lfinit's exit, and its push, for a second.
+	statusDir := memdir.New(t)
+	lateRun := startKitRun(t, lfinit, helper, statusDir, late, lateAddr, pgwAddr, "-ignore", "15", "-children", "1", "-children-ignore-term")
+	cleanRun := startKitRun(t, lfinit, helper, statusDir, clean, cleanAddr, pgwAddr)
 	for _, pod := range []string{late, clean} {
 		eventually(t, prom, `lfinit_phase{job="lfinit-static",pod="`+pod+`",phase="ready"}`, 30*time.Second, equals(1))
 	}
