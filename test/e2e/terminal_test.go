@@ -34,12 +34,13 @@ func TestTerminalShellAsPID1(t *testing.T) {
 	p.Line("echo is-$((6*7))")
 	p.WaitFor("is-42", 1)
 	p.Line("sleep 100")
-	time.Sleep(300 * time.Millisecond)
+	p.WaitForeground("sleep")
 	p.Keys("C-z")
 	p.WaitFor("Stopped", 1)
+	p.WaitForeground("bash")
 	p.Line("fg")
 	p.WaitFor("sleep 100", 3)
-	time.Sleep(300 * time.Millisecond)
+	p.WaitForeground("sleep")
 	p.Keys("C-c")
 	p.Line("echo rc=$?")
 	p.WaitFor("rc=130", 1)
@@ -83,7 +84,7 @@ func TestTerminalCatAsUser(t *testing.T) {
 // terminal's echo, then cat's: a cat out of the foreground would be
 // stopped instead), and ends it with Ctrl-D: lfinit exits 0.
 func catSession(p *ttypane.Pane) {
-	time.Sleep(300 * time.Millisecond)
+	p.WaitForeground("cat")
 	p.Line("hello-cat")
 	p.WaitFor("hello-cat", 2)
 	p.Keys("C-d")
@@ -100,7 +101,7 @@ func TestJobControlInAShell(t *testing.T) {
 	p := newPane(t, interactive)
 	p.WaitFor("PROMPT$", 1)
 	p.Line(lfinitBin + " --log-level warn -- cat")
-	time.Sleep(300 * time.Millisecond)
+	p.WaitForeground("cat")
 	p.Line("one")
 	p.WaitFor("one", 2)
 	p.Keys("C-z")
@@ -111,7 +112,7 @@ func TestJobControlInAShell(t *testing.T) {
 		t.Fatalf("lfinit is not stopped with its child:\n%s", s)
 	}
 	p.Line("fg")
-	time.Sleep(300 * time.Millisecond)
+	p.WaitForeground("cat") // lfinit gives the terminal back to its child
 	p.Line("two")
 	p.WaitFor("two", 2)
 	p.Keys("C-d")

@@ -84,3 +84,20 @@ func (p *Pane) WaitFor(text string, count int) {
 		}
 	}
 }
+
+// WaitForeground waits until the process leading the terminal's foreground
+// group is named name (tmux's pane_current_command), or fails the test: a
+// key such as C-z reaches whichever group has the terminal when it is typed.
+func (p *Pane) WaitForeground(name string) {
+	p.t.Helper()
+	for deadline := time.Now().Add(p.wait); ; time.Sleep(20 * time.Millisecond) {
+		out, err := exec.Command("tmux", "-L", p.socket, "display-message", "-p", "-t", session, "#{pane_current_command}").Output()
+		got := strings.TrimSpace(string(out))
+		if err == nil && got == name {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the terminal's foreground is %q after %v, want %q (%v)", got, p.wait, name, err)
+		}
+	}
+}
