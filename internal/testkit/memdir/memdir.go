@@ -21,6 +21,8 @@ const Root = "/dev/shm"
 func New(t testing.TB) string {
 	t.Helper()
 	if fi, err := os.Stat(Root); err != nil || !fi.IsDir() {
+		// Said, so that a timing failure on a slow disk explains itself.
+		t.Logf("no %s: the files lfinit writes go to disk (%v)", Root, err)
 		return t.TempDir()
 	}
 	dir, err := os.MkdirTemp(Root, "lfinit-test-")
