@@ -3,6 +3,7 @@ package e2e
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,10 +18,11 @@ func crowdSize() int { return scale(15000, 3000) }
 
 // TestDeadlineHoldsOnACrowdedHost: with thousands of unrelated processes
 // in lfinit's /proc and four clients scraping /metrics without pause,
-// every deadline stop ends within its budget (+100 ms for lfinit's own
-// work, as its final status shows), leaves nothing of lfinit's
+// every deadline stop ends within its budget, leaves nothing of lfinit's
 // tree and touches nothing of the crowd; not PID 1 (the host's /proc),
-// and as PID 1 with the crowd outside its namespace. Not parallel: the
+// and as PID 1 with the crowd outside its namespace. lfinit's own work
+// gets 100 ms on each side of the victims' deaths: its SIGKILL after the
+// hard deadline, its final status after the last reap. Not parallel: the
 // crowd would slow every other test's reads of /proc.
 func TestDeadlineHoldsOnACrowdedHost(t *testing.T) {
 	long(t)
@@ -87,14 +89,40 @@ func crowdedDeadlineStop(t *testing.T, pid1 bool) {
 	if s.Killed < 2 || s.NotSignalled != 0 || s.TreeMethod != want {
 		t.Errorf("pid1=%v: status killed=%d not_signalled=%d tree_method=%q, want >= 2, 0, %q", pid1, s.Killed, s.NotSignalled, s.TreeMethod, want)
 	}
-	if own := s.UpdatedAt.Sub(*s.SignalAt); own > budget+100*time.Millisecond {
-		t.Errorf("pid1=%v: lfinit wrote its final status %v after the signal, budget %v + 100ms", pid1, own, budget)
+	// How long the SIGKILLed take to die is the scheduler's (a kill went
+	// 3 ms late and its victims took 103 ms to die beside the other
+	// packages' builds): lfinit's own work is what it does either side.
+	killed, reaped := logTime(t, r, `msg="hard deadline: killed the process tree"`), logTime(t, r, "phase=stopped")
+	if late := killed.Sub(*s.HardDeadline); late > 100*time.Millisecond {
+		t.Errorf("pid1=%v: lfinit's SIGKILL was logged %v after the hard deadline, want 100ms at most", pid1, late)
+	}
+	if after := s.UpdatedAt.Sub(reaped); after > 100*time.Millisecond {
+		t.Errorf("pid1=%v: lfinit wrote its final status %v after the tree was reaped, want 100ms at most", pid1, after)
 	}
 	if med := median(scrapes); med > 50*time.Millisecond {
 		t.Errorf("pid1=%v: median scrape %v with %d processes on the host", pid1, med, crowdSize())
 	}
-	t.Logf("pid1=%v: deadline stop in %v (budget %v; signal received after %v, final status written %v later), median scrape %v",
-		pid1, elapsed, budget, s.SignalAt.Sub(sent), s.UpdatedAt.Sub(*s.SignalAt), median(scrapes))
+	t.Logf("pid1=%v: deadline stop in %v (budget %v; signal received after %v, killed %v after the hard deadline, reaped %v later, final status %v later), median scrape %v",
+		pid1, elapsed, budget, s.SignalAt.Sub(sent), killed.Sub(*s.HardDeadline), reaped.Sub(killed), s.UpdatedAt.Sub(reaped), median(scrapes))
+}
+
+// logTime is the time of lfinit's first log line that holds text (the
+// text format's millisecond time=).
+func logTime(t *testing.T, r *run, text string) time.Time {
+	t.Helper()
+	for _, line := range strings.Split(r.stderr.String(), "\n") {
+		if !strings.Contains(line, text) {
+			continue
+		}
+		f, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+		at, err := time.Parse(time.RFC3339Nano, f)
+		if err != nil {
+			t.Fatalf("the log line %q has no time: %v", line, err)
+		}
+		return at
+	}
+	t.Fatalf("no log line with %s:\n%s", text, r.stderr.String())
+	return time.Time{}
 }
 
 func median(d []time.Duration) time.Duration {
