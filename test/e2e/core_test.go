@@ -339,25 +339,50 @@ func TestLeftoversAreCleanedUpAfterTheChildExits(t *testing.T) {
 func TestThousandsOfOrphansLeaveNoZombie(t *testing.T) {
 	long(t)
 	t.Parallel()
-	r := startPID1(t, "HELPER", "-orphans", "3000", "-ready-file", "DIR/ready")
-	r.waitFile("ready")
-	pid := r.lfinitPid()
-	// The last orphans sleep 200ms; give them time, then look for zombies.
-	waitFor(t, 10*time.Second, "no zombie children of lfinit", func() bool {
-		for _, p := range procTable() {
-			if p.ppid == pid && p.state == 'Z' {
-				return false
-			}
-		}
-		return len(childrenOf(pid)) == 1 // only the helper is left
-	})
+	const n = 3000
+	r := startPID1(t, "HELPER", "-record", "DIR/rec", "-orphans", strconv.Itoa(n), "-ready-file", "DIR/ready")
+	reapsEveryOrphan(t, r, n)
 	r.signal(syscall.SIGTERM)
-	if got := r.wait(10 * time.Second); got != 143 {
+	if got := r.waitMoving(func() string { return strconv.Itoa(r.nsProcs()) }); got != 143 {
 		t.Fatalf("exit %d, want 143", got)
 	}
-	if n := logInt(t, r.stderr.String(), "reaped"); n < 3001 {
-		t.Fatalf("reaped=%d, want every orphan and the child (3001)", n)
+	if got := logInt(t, r.stderr.String(), "reaped"); got < n+1 {
+		t.Fatalf("reaped=%d, want every orphan and the child (%d)", got, n+1)
 	}
+}
+
+// reapsEveryOrphan waits while the helper of r (PID 1's child, run with
+// -record DIR/rec -ready-file DIR/ready) makes its n orphans, then while
+// lfinit reaps them, until its namespace holds only lfinit and the
+// helper: every orphan reaped, no zombie left. Each wait lasts as long
+// as its work moves (the orphans made, the namespace's size): how long
+// thousands of forks take is the machine's speed, not lfinit's.
+func reapsEveryOrphan(t *testing.T, r *run, n int) {
+	t.Helper()
+	alive := func() {
+		select {
+		case <-r.done:
+			t.Fatalf("lfinit exited %d before the test stopped it:\n%s", r.code, r.stderr.String())
+		default:
+		}
+	}
+	made := func() string {
+		return fmt.Sprintf("%d orphans made, %d processes in the namespace", orphansMade(r.path("rec")), r.nsProcs())
+	}
+	waitMoving(t, fmt.Sprintf("the helper to make %d orphans", n), func() bool {
+		alive()
+		_, err := os.Stat(r.path("ready"))
+		return err == nil
+	}, made)
+	if got := orphansMade(r.path("rec")); got != n {
+		t.Fatalf("the helper made %d orphans, want %d", got, n)
+	}
+	// Dead ones are zombies until reaped, and so still in the namespace's
+	// /proc; the last ones sleep 200ms first.
+	waitMoving(t, "every orphan reaped (only lfinit and the helper in the namespace)", func() bool {
+		alive()
+		return r.nsProcs() == 2
+	}, made)
 }
 
 // TestChildExitInAStormOfOrphans: the child exits while thousands of its
@@ -367,16 +392,24 @@ func TestThousandsOfOrphansLeaveNoZombie(t *testing.T) {
 func TestChildExitInAStormOfOrphans(t *testing.T) {
 	long(t)
 	t.Parallel()
-	r := startPID1(t, "HELPER", "-orphans", "3000", "-exit", "7")
-	if got := r.wait(20 * time.Second); got != 7 {
+	const n = 3000
+	r := startPID1(t, "HELPER", "-record", "DIR/rec", "-orphans", strconv.Itoa(n), "-exit", "7")
+	// As long as orphans are made, die and are reaped, and lfinit logs.
+	got := r.waitMoving(func() string {
+		return fmt.Sprintf("%d orphans made, %d processes in the namespace", orphansMade(r.path("rec")), r.nsProcs())
+	})
+	if got != 7 {
 		t.Fatalf("exit %d, want the child's 7", got)
+	}
+	if made := orphansMade(r.path("rec")); made != n {
+		t.Fatalf("the helper made %d orphans, want %d", made, n)
 	}
 	log := r.stderr.String()
 	if !strings.Contains(log, "outcome=child-exited") {
 		t.Fatalf("no child-exited outcome:\n%s", log)
 	}
-	if n := logInt(t, log, "reaped"); n < 3001 {
-		t.Fatalf("reaped=%d, want every orphan and the child (3001)", n)
+	if got := logInt(t, log, "reaped"); got < n+1 {
+		t.Fatalf("reaped=%d, want every orphan and the child (%d)", got, n+1)
 	}
 }
 

@@ -301,6 +301,89 @@ func (r *run) waitLog(text string) {
 	})
 }
 
+// stall is how long a wait on work in progress lets nothing move before
+// it fails. It bounds a hang, not the machine's speed: while the work
+// moves, the wait goes on.
+const stall = time.Minute
+
+// waitMoving waits until done holds, for as long as progress keeps
+// changing, and fails only when progress has not changed for stall. It
+// is the wait for work whose length is the machine's (thousands of
+// forks on a machine that forks slowly), where a fixed limit would bet
+// on its speed.
+func waitMoving(t *testing.T, what string, done func() bool, progress func() string) {
+	t.Helper()
+	last, moved := progress(), time.Now()
+	for !done() {
+		// Read after a pause of the test itself too: a descheduled test
+		// must not take the work's progress for a stall.
+		if p := progress(); p != last {
+			last, moved = p, time.Now()
+		} else if time.Since(moved) > stall {
+			t.Fatalf("waiting for %s: nothing moved for %v (last: %s)", what, stall, last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitMoving waits for lfinit to exit, for as long as its log or
+// progress (which may be nil) keeps changing, and returns its exit code.
+func (r *run) waitMoving(progress func() string) int {
+	r.t.Helper()
+	exited := func() bool {
+		select {
+		case <-r.done:
+			return true
+		default:
+			return false
+		}
+	}
+	waitMoving(r.t, "lfinit to exit", exited, func() string {
+		p := strconv.Itoa(len(r.stderr.String()))
+		if progress != nil {
+			p += " " + progress()
+		}
+		return p
+	})
+	return r.code
+}
+
+// nsProcs counts the processes of lfinit's PID namespace (lfinit as PID
+// 1), zombies included, from the namespace's own /proc: a readdir, cheap
+// even with tens of thousands of them, where reading every process's stat
+// would load the machine the test measures. 0 once the namespace is gone.
+func (r *run) nsProcs() int {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/root/proc", r.lfinitPid()))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	n := 0
+	for _, name := range names {
+		if _, err := strconv.Atoi(name); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// orphansMade is the helper's last "orphans-made N" in the record at
+// path: how many orphans it has started so far.
+func orphansMade(path string) int {
+	b, _ := os.ReadFile(path)
+	i := bytes.LastIndex(b, []byte("orphans-made "))
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+len("orphans-made "):]))
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[0])
+	return n
+}
+
 func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {

@@ -99,22 +99,10 @@ func TestFiftyThousandOrphans(t *testing.T) {
 	t.Parallel()
 	n := scale(50000, 5000)
 	r := startPID1(t, "HELPER", "-record", "DIR/rec", "-orphans", strconv.Itoa(n), "-ready-file", "DIR/ready")
-	pid := r.lfinitPid()
-	waitFor(t, 3*time.Minute, "orphans created", func() bool {
-		_, err := os.Stat(r.path("ready"))
-		return err == nil
-	})
-	waitFor(t, 30*time.Second, "no zombie left", func() bool {
-		for _, p := range procTable() {
-			if p.ppid == pid && p.state == 'Z' {
-				return false
-			}
-		}
-		return len(childrenOf(pid)) == 1
-	})
-	t.Logf("lfinit peak RSS after %d orphans: %s", n, vmHWM(pid))
+	reapsEveryOrphan(t, r, n)
+	t.Logf("lfinit peak RSS after %d orphans: %s", n, vmHWM(r.lfinitPid()))
 	r.signal(syscall.SIGTERM)
-	if got := r.wait(10 * time.Second); got != 143 {
+	if got := r.waitMoving(func() string { return strconv.Itoa(r.nsProcs()) }); got != 143 {
 		t.Fatalf("exit %d", got)
 	}
 	if reaped := logInt(t, r.stderr.String(), "reaped"); reaped < n+1 {

@@ -73,13 +73,13 @@ func TestTerminatesByDefault(t *testing.T) {
 
 // TestReexecArgs checks that every re-exec passes the record path along.
 func TestReexecArgs(t *testing.T) {
-	got := reexecArgs(modeOrphanParent, "/tmp/r", "-n", "5")
-	want := []string{"-mode", "orphan-parent", "-record=/tmp/r", "-n", "5"}
+	got := reexecArgs(modeOrphanParent, "/tmp/r", "-n", "5", "-base", "2000")
+	want := []string{"-mode", "orphan-parent", "-record=/tmp/r", "-n", "5", "-base", "2000"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("reexecArgs = %q, want %q", got, want)
 	}
 	c, err := parseFlags(got)
-	if err != nil || c.mode != modeOrphanParent || c.record != "/tmp/r" || c.n != 5 {
+	if err != nil || c.mode != modeOrphanParent || c.record != "/tmp/r" || c.n != 5 || c.base != 2000 {
 		t.Errorf("parseFlags(reexecArgs) = %+v, %v", c, err)
 	}
 }
@@ -96,7 +96,7 @@ func TestParseFlags(t *testing.T) {
 	if c, _ := parseFlags(nil); c.exitCode >= 0 {
 		t.Errorf("default -exit = %d, want none", c.exitCode)
 	}
-	for _, bad := range [][]string{{"-after", "1s"}, {"-orphans", "-1"}, {"extra"}} {
+	for _, bad := range [][]string{{"-after", "1s"}, {"-orphans", "-1"}, {"-base", "-1"}, {"extra"}} {
 		if _, err := parseFlags(bad); err == nil {
 			t.Errorf("parseFlags(%q) succeeded, want error", bad)
 		}

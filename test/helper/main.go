@@ -47,6 +47,7 @@ type config struct {
 	after            time.Duration
 	orphans          int
 	n                int
+	base             int
 	daemon           string
 	daemonIgnoreTerm bool
 	daemonLate       time.Duration
@@ -102,6 +103,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.request, "request", "", "at start, GET `url` and record \"request STATUS UNIXNANO\" (a shutdown hook that deregisters)")
 	fs.StringVar(&c.mode, "mode", modeMain, "internal: re-exec mode")
 	fs.IntVar(&c.n, "n", 0, "internal: orphan count for -mode orphan-parent")
+	fs.IntVar(&c.base, "base", 0, "internal: orphans made before this -mode orphan-parent started (its progress lines count from here)")
 	fs.IntVar(&c.readyFD, "ready-fd", -1, "internal: `fd` to report readiness on to the parent")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -115,7 +117,7 @@ func parseFlags(args []string) (*config, error) {
 	if c.exitCode < 0 && c.after != 0 {
 		return nil, fmt.Errorf("-after needs -exit")
 	}
-	if c.orphans < 0 || c.children < 0 || c.n < 0 {
+	if c.orphans < 0 || c.children < 0 || c.n < 0 || c.base < 0 {
 		return nil, fmt.Errorf("counts must not be negative")
 	}
 	return c, nil
@@ -416,9 +418,9 @@ func runMain(c *config, rec *recorder) {
 	// In batches: an intermediate's dead children stay its zombies until it
 	// exits, so one intermediate making 50,000 would exhaust the pid space
 	// before init ever sees them.
-	for left := c.orphans; left > 0; left -= orphanBatch {
-		n := min(left, orphanBatch)
-		runIntermediate(rec, reexecArgs(modeOrphanParent, c.record, "-n", strconv.Itoa(n)))
+	for made := 0; made < c.orphans; made += orphanBatch {
+		n := min(c.orphans-made, orphanBatch)
+		runIntermediate(rec, reexecArgs(modeOrphanParent, c.record, "-n", strconv.Itoa(n), "-base", strconv.Itoa(made)))
 	}
 	if c.orphans > 0 {
 		rec.printf("orphans-done %d", c.orphans)
@@ -535,6 +537,11 @@ func reportActivation(rec *recorder, path string) {
 // orphanBatch is how many orphans one intermediate process leaves behind.
 const orphanBatch = 2000
 
+// orphanProgress is how often (in orphans) an intermediate records
+// "orphans-made TOTAL": a test waits as long as the count moves, since how
+// long thousands of forks take is the machine's speed, not lfinit's.
+const orphanProgress = 100
+
 // runIntermediate runs the helper in another mode as a direct child and waits for it to exit.
 func runIntermediate(rec *recorder, args []string) {
 	cmd := exec.Command(self(rec), args...)
@@ -580,7 +587,9 @@ func notifyReady(fd int) {
 }
 
 // runOrphanParent starts c.n short-lived children, waits for none and exits,
-// leaving orphans (still running) and zombies (already dead) to init.
+// leaving orphans (still running) and zombies (already dead) to init. It
+// records "orphans-made TOTAL" (counting c.base before it) every
+// orphanProgress orphans and after the last.
 func runOrphanParent(c *config, rec *recorder) {
 	// Plain ForkExec of tiny binaries, since re-execing Go thousands of times is too slow.
 	files := devNullFiles()
@@ -593,6 +602,9 @@ func runOrphanParent(c *config, rec *recorder) {
 		}
 		if _, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{Files: files, Env: env}); err != nil {
 			fatalf(rec, "orphan %d: %v", i, err)
+		}
+		if made := i + 1; made%orphanProgress == 0 || made == c.n {
+			rec.printf("orphans-made %d", c.base+made)
 		}
 	}
 	os.Exit(0)
