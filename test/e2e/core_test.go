@@ -153,7 +153,7 @@ func TestInternalSignalsAreNotForwardedAndDoNotHurt(t *testing.T) {
 	t.Parallel()
 	needRoot(t)
 	dir := t.TempDir()
-	script := `trap 'echo PIPE >> $0.got' PIPE; trap 'echo URG >> $0.got' URG; trap 'echo USR1 >> $0.got; exit 0' USR1; touch $0.ready; while :; do sleep 0.02; done`
+	script := `trap 'echo PIPE >> $0.got' PIPE; trap 'echo URG >> $0.got' URG; trap 'echo WINCH >> $0.got; exit 0' WINCH; touch $0.ready; while :; do sleep 0.02; done`
 	r := startPID1(t, "--", "sh", "-c", script, dir+"/sh")
 	waitFor(t, 5*time.Second, "sh ready", func() bool { _, err := os.Stat(dir + "/sh.ready"); return err == nil })
 	for i := 0; i < 20; i++ {
@@ -161,14 +161,17 @@ func TestInternalSignalsAreNotForwardedAndDoNotHurt(t *testing.T) {
 		r.signal(syscall.SIGURG)
 		r.signal(syscall.SIGCHLD)
 	}
-	time.Sleep(200 * time.Millisecond)
-	r.signal(syscall.SIGUSR1)
+	// WINCH (28), sent last, is the barrier: pending standard signals are
+	// taken lowest number first, by the kernel, by the Go runtime and by
+	// the shell's traps alike, so a PIPE (13) or URG (23) that lfinit
+	// relayed would be in the file before WINCH, never after it.
+	r.signal(syscall.SIGWINCH)
 	if got := r.wait(10 * time.Second); got != 0 {
-		t.Fatalf("exit %d, want 0", got)
+		t.Fatalf("exit %d, want 0 (lfinit lived through them and relayed WINCH)", got)
 	}
 	b, _ := os.ReadFile(dir + "/sh.got")
-	if string(b) != "USR1\n" {
-		t.Fatalf("child saw %q, want only USR1 (no PIPE, no URG)", b)
+	if string(b) != "WINCH\n" {
+		t.Fatalf("child saw %q, want only WINCH (no PIPE, no URG)", b)
 	}
 }
 
@@ -183,16 +186,26 @@ func TestGroupForwarding(t *testing.T) {
 			waitFor(t, 5*time.Second, "both children got USR2", func() bool {
 				return len(signals(readRecord(t, r.path("rec")), "child-signal")) == 2
 			})
-		} else {
-			time.Sleep(200 * time.Millisecond)
-			if n := len(signals(readRecord(t, r.path("rec")), "child-signal")); n != 0 {
-				t.Fatalf("--forward-to=child: %d grandchildren got the signal", n)
-			}
 		}
 		r.signal(syscall.SIGTERM)
 		if got := r.wait(10 * time.Second); got != 143 {
 			t.Fatalf("%s: exit %d, want 143", mode, got)
 		}
+		if mode == "child" {
+			grandchildrenGotOnlyTheirTerm(t, r.path("rec"), "--forward-to=child")
+		}
+	}
+}
+
+// grandchildrenGotOnlyTheirTerm checks, once lfinit has exited, that the
+// helper's two -children got nothing but the SIGTERM of the cleanup after
+// the helper's death. That TERM is the proof: it was sent after anything
+// relayed to them before, and each records its signals in order, the
+// TERM last (it dies by it).
+func grandchildrenGotOnlyTheirTerm(t *testing.T, rec, what string) {
+	t.Helper()
+	if got := signals(readRecord(t, rec), "child-signal"); !slices.Equal(got, []int{15, 15}) {
+		t.Fatalf("%s: the grandchildren got %v, want only the cleanup's TERM each (nothing relayed to them)", what, got)
 	}
 }
 
@@ -252,13 +265,22 @@ func TestSecondSignalWhileQuiescingForwardsAtOnce(t *testing.T) {
 	r.waitFile("ready")
 	r.signal(syscall.SIGTERM)
 	r.waitLog("phase=quiescing")
-	time.Sleep(200 * time.Millisecond)
-	if n := len(signals(readRecord(t, r.path("rec")), "signal")); n != 0 {
-		t.Fatalf("child got a signal while quiescing")
+	second := time.Now()
+	if err := r.trySignal(syscall.SIGINT); err != nil {
+		t.Fatalf("lfinit gone while quiescing, with a drain delay of 10s: %v", err)
 	}
-	r.signal(syscall.SIGINT)
 	if got := r.wait(10 * time.Second); got != 143 {
 		t.Fatalf("exit %d, want 143 (the child's own death by the stop signal, TERM)", got)
+	}
+	// The child's record, with its own clock reading, proves it got the
+	// stop signal once, and only after the second signal was sent: never
+	// in the quiesce before it.
+	evs := readRecord(t, r.path("rec"))
+	if got := signals(evs, "signal"); !slices.Equal(got, []int{15}) {
+		t.Fatalf("child got %v, want TERM once", got)
+	}
+	if at := firstSignal(t, evs, "signal", 15); at.Before(second) {
+		t.Fatalf("child got TERM %v before the second signal was sent: it was forwarded while quiescing", second.Sub(at))
 	}
 }
 
