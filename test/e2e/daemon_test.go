@@ -177,10 +177,14 @@ func TestWaitForTreeStaysWhileADaemonLives(t *testing.T) {
 			r := start(t, pid1, []string{"--wait-for=tree", "--status-file", "DIR/status.json",
 				"HELPER", "-record", "DIR/rec", "-daemon", "DIR/daemon.pid", "-daemon-term-exit", "9", "-exit", "0"})
 			startCommandExited(t, r.path("rec"))
+			// Once lfinit has logged the start command's exit, it has
+			// decided: it stays, or it would go on to clean up and exit.
+			// The relay to the daemon below proves it stayed.
+			r.waitLog(`msg="child exited"`)
 			select {
 			case <-r.done:
 				t.Fatalf("lfinit exited %d with the daemon alive", r.code)
-			case <-time.After(500 * time.Millisecond):
+			default:
 			}
 			// The status file is written beside the loop: wait for the
 			// phase rather than read it at one instant.

@@ -59,8 +59,9 @@ type routed struct {
 	n, fails int
 }
 
-// route sends the service at addr a request every 5ms while reg has it.
-func route(reg *registry, addr string, done chan<- routed) {
+// route sends the service at addr a request every 5ms while reg has it;
+// it closes first once the service has answered one.
+func route(reg *registry, addr string, first chan<- struct{}, done chan<- routed) {
 	var r routed
 	client := &http.Client{Timeout: time.Second}
 	for reg.deregistered().IsZero() {
@@ -71,6 +72,10 @@ func route(reg *registry, addr string, done chan<- routed) {
 			r.fails++
 		} else {
 			resp.Body.Close()
+			if first != nil {
+				close(first)
+				first = nil
+			}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -126,9 +131,9 @@ func TestHookDeregistersBeforeTheStop(t *testing.T) {
 		}
 		return err == nil
 	})
-	done := make(chan routed, 1)
-	go route(reg, addr, done)
-	time.Sleep(100 * time.Millisecond)
+	first, done := make(chan struct{}), make(chan routed, 1)
+	go route(reg, addr, first, done)
+	<-first // the router sends the service traffic
 	sent := time.Now()
 	r.signal(syscall.SIGTERM)
 	if got := r.wait(10 * time.Second); got != 143 {

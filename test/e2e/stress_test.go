@@ -121,10 +121,10 @@ func TestForkLoopDuringTheDeadlineKill(t *testing.T) {
 		args := []string{"--grace", "400ms", "--floor", "200ms", "HELPER", "-record", "DIR/rec", "-ignore", "15", "-forkloop", "-ready-file", "DIR/ready"}
 		r := startWith(t, pid1, args, []string{mark})
 		r.waitFile("ready")
-		time.Sleep(300 * time.Millisecond) // let the loop build up a crowd
-		if len(marked(mark)) < 10 {
-			t.Fatalf("the fork loop did not get going: %d processes", len(marked(mark)))
-		}
+		// Let the loop build up a crowd, however fast this machine forks.
+		crowd := 0
+		waitMoving(t, "the fork loop's crowd of 10", func() bool { crowd = len(marked(mark)); return crowd >= 10 },
+			func() string { return strconv.Itoa(crowd) })
 		sent := time.Now()
 		r.signal(syscall.SIGTERM)
 		if got := r.wait(10 * time.Second); got != 1 {

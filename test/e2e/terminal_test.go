@@ -119,16 +119,18 @@ func TestJobControlInAShell(t *testing.T) {
 	p.Line("echo rc=$?")
 	p.WaitFor("rc=0", 1)
 
-	p.Line(lfinitBin + " --log-level warn -- sleep 100 &")
-	time.Sleep(500 * time.Millisecond)
-	p.Line("kill -TSTP %1; sleep 0.5; jobs")
-	p.WaitFor("Stopped", 2)
-	p.Line("kill -CONT %1; sleep 0.5; jobs; echo jobs-done")
-	p.WaitFor("jobs-done", 2)
-	waitFor(t, 10*time.Second, "the job running again", func() bool {
-		s := p.Screen()
-		return strings.Contains(s[strings.LastIndex(s, "kill -CONT"):], "Running")
-	})
+	// The TSTP is sent once lfinit runs its child, and so has its signal
+	// handlers (they come first): before, it would stop lfinit by the
+	// default action, and the job would say Stopped for the wrong reason.
+	// Then the shell asks until the job's state has changed, and says so
+	// in words the typed line does not hold ($((1+1)) is 2 only in the
+	// output).
+	p.Line(lfinitBin + " --log-level warn -- sleep 100 & until pgrep -x -P $! sleep >/dev/null; do sleep 0.05; done; echo child-$((1+1))-up")
+	p.WaitFor("child-2-up", 1)
+	p.Line("kill -TSTP %1; until jobs %1 | grep -q Stopped; do sleep 0.05; done; jobs; echo job-$((1+1))-stopped")
+	p.WaitFor("job-2-stopped", 1)
+	p.Line("kill -CONT %1; until jobs %1 | grep -q Running; do sleep 0.05; done; jobs; echo job-$((1+1))-running")
+	p.WaitFor("job-2-running", 1)
 	p.Line("kill %1; wait %1; echo rc=$?")
 	p.WaitFor("rc=143", 1)
 }
