@@ -6,6 +6,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,6 +33,13 @@ var (
 func TestMain(m *testing.M) {
 	if os.Getenv("E2E_EXEC_BLOCKED") != "" {
 		execWithBlockedMask()
+	}
+	flag.Parse() // for testing.Short
+	if testing.Short() {
+		// Nothing built, every test that runs lfinit skips: -short is the
+		// quick pre-commit run.
+		skipWhy = "end-to-end tests build lfinit and run it as PID 1 (-short: scripts/test runs them)"
+		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "lfinit-e2e-")
 	if err != nil {
