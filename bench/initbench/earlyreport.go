@@ -62,7 +62,7 @@ func (c earlyCounts) stderr(span time.Duration) float64 {
 	return float64(span) / 1e6 * math.Sqrt(p*(1-p)/float64(c.n))
 }
 
-// cell is one bin of one init, in the words.
+// cell is one bin of one init, in words: all ok, lost, exit 2, other codes.
 func (c earlyCounts) cell() string {
 	if c.n == 0 {
 		return ""

@@ -57,7 +57,8 @@ func badValues(dir, busy string) []badValue {
 		{[]string{"--metrics-addr", "127.0.0.1:99999"}, nil, "--metrics-addr"},
 		{[]string{"--metrics-addr", "nonsense"}, nil, "--metrics-addr"},
 		{[]string{"--metrics-addr", busy}, nil, "--metrics-addr"},
-		// The six of issue 25, accepted before.
+		// Addresses once accepted that could only fail at run time: a
+		// port past 65535 or 0, an empty host, an empty job name.
 		{[]string{"--ready-tcp=localhost:99999"}, nil, "--ready-tcp"},
 		{[]string{"--ready-tcp=127.0.0.1:0"}, nil, "--ready-tcp"},
 		{[]string{"--ready-http=http://127.0.0.1:99999/x"}, nil, "--ready-http"},
@@ -76,7 +77,8 @@ func badValues(dir, busy string) []badValue {
 		{[]string{"--log-level", "loud"}, nil, "--log-level"},
 		{[]string{"--push-gateway", "pushgateway:9091"}, nil, "--push-gateway"},
 		{[]string{"--push-grouping", "job=x"}, nil, "--push-grouping"},
-		// Issue 18: the Pushgateway stored a 130,000-byte value; the limit is named.
+		// A grouping value the Pushgateway would store whole (130,000
+		// bytes) is refused, and the message names the limit.
 		{[]string{"--push-grouping", "cluster=" + strings.Repeat("x", 130000)}, nil,
 			`for --push-grouping: the value of label "cluster" is 130000 bytes; the limit is 1 KiB (1024 bytes)`},
 		{[]string{"--push-gateway", "http://127.0.0.1:9091", "--push-timeout", "0"}, nil, "--push-timeout"},

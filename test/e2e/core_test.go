@@ -116,8 +116,9 @@ func TestFlagWinsOverEnvironment(t *testing.T) {
 	}
 }
 
-// everyRelayed is the list the forwarding test walks: every signal the
-// issue names, plus real-time ones.
+// everyRelayed is the list the forwarding test walks: the signals users
+// and orchestrators send (stop, reload, log rotation, window size, job
+// control, alarms), plus real-time ones.
 var everyRelayed = []syscall.Signal{
 	syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2,
 	syscall.SIGWINCH, syscall.SIGALRM, syscall.SIGCONT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU,

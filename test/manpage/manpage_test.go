@@ -105,8 +105,9 @@ func TestCoversHelp(t *testing.T) {
 	}
 }
 
-// TestCoversContract: the sections the issue asks for, the budget
-// inequality, and every status file key, phase and outcome.
+// TestCoversContract: the sections an operator looks for (the usual ones
+// and lfinit's shutdown, phases, status file, metrics and probes), the
+// budget inequality, and every status file key, phase and outcome.
 func TestCoversContract(t *testing.T) {
 	man := source(t)
 	for _, sec := range []string{"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "SUBCOMMANDS", "SHUTDOWN", "PHASES",
