@@ -591,8 +591,8 @@ func TestSubreaperModeKillsOnlyItsOwnTree(t *testing.T) {
 func TestSubreaperReapsOrphans(t *testing.T) {
 	long(t)
 	t.Parallel()
-	r := startSubreaper(t, "HELPER", "-orphans", "500", "-exit", "0", "-after", "500ms")
-	if got := r.wait(15 * time.Second); got != 0 {
+	r := startSubreaper(t, "HELPER", "-record", "DIR/rec", "-orphans", "500", "-exit", "0", "-after", "500ms")
+	if got := r.waitMoving(func() string { return strconv.Itoa(orphansMade(r.path("rec"))) }); got != 0 {
 		t.Fatalf("exit %d", got)
 	}
 	if n := logInt(t, r.stderr.String(), "reaped"); n < 501 {

@@ -239,7 +239,9 @@ func (r *run) lfinitPid() int {
 	if !r.pid1 {
 		return r.remember(r.cmd.Process.Pid)
 	}
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	// Each look reads every process's stat, which takes long beside a
+	// test with tens of thousands of orphans: the limit bounds a hang.
+	for deadline := time.Now().Add(stall); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		if kids := childrenOf(r.cmd.Process.Pid); len(kids) > 0 {
 			return r.remember(kids[0])
 		}
