@@ -12,8 +12,12 @@ import (
 
 // Signalled is what one SignalTree round did.
 type Signalled struct {
-	Hit    []Proc    // signalled, or found already exiting
+	Hit    []Proc    // signalled
 	Failed []Failure // found alive, but the signal could not be sent
+	// Unsettled counts the processes KillTree found still running when it
+	// stopped waiting for the tree to stop (FreezeWait), and Held their
+	// children, left stopped for a later round.
+	Unsettled, Held int
 }
 
 // Failure is a process of the tree that a signal could not reach.
@@ -26,48 +30,77 @@ type Failure struct {
 // signal: nothing to send, nothing to report.
 var errGone = errors.New("gone")
 
-// SignalTree sends sig to every live process of lfinit's tree. group, when
-// above 1, is the main child's pid, not yet reaped: its process group and
-// then the child itself are signalled before anything else, so that this
-// cheap, sure reach waits for no discovery; what it hit shows as dying or
-// zombie, and is listed. As PID 1 the tree is the whole PID namespace, and
-// kill(-1) reaches all of it in one call (the kernel skips the caller).
+// SignalTree sends sig to every live process of lfinit's tree, and says
+// which it reached. group, when above 1, is the main child's pid, not yet
+// reaped: its process group and then the child itself are signalled
+// before anything else, so that this cheap, sure reach waits for no
+// discovery. As PID 1 the tree is the whole PID namespace, and kill(-1)
+// reaches all of it in one call (the kernel skips the caller); what it
+// reached is what was alive just before it and what is there just after.
 // Anywhere else kill(-1) would reach the whole machine, so the tree is
 // walked from lfinit down (Walk, whose cost is the tree's) and each
-// process signalled as it is found, a parent before its children are read.
+// process signalled as it is found, a parent before its children are
+// read; a parent that exits meanwhile hands its children to lfinit after
+// its list was read, so the walk is repeated until it finds no process it
+// had not signalled. Unlike KillTree it does not stop the tree first: a
+// process that exits and is reaped by its parent in the microseconds
+// between a read and the signal is not counted.
 func SignalTree(pid1 bool, sig syscall.Signal, group int) Signalled {
 	if group > 1 {
 		forward.Deliver(group, forward.Group, sig)
 		forward.Deliver(group, forward.Child, sig)
 	}
-	var out Signalled
 	self := os.Getpid()
 	if pid1 {
-		if err := unix.Kill(-1, sig); err != nil {
-			return out // ESRCH: nothing left to signal
-		}
-		// Listed after the kill, so the kill waits for no read; the dying
-		// are listed with the live.
-		for _, p := range Table() {
-			if p.Pid != self && p.State != 'X' {
-				out.Hit = append(out.Hit, p)
-			}
-		}
-		return out
+		return signalNamespace(self, sig)
 	}
-	walk(self, func(p Proc) {
-		if p.Exited() {
-			out.Hit = append(out.Hit, p)
-			return
+	var out Signalled
+	seen := map[Proc]bool{}
+	for round := 0; round < maxWalks; round++ {
+		fresh := 0
+		walk(self, func(p Proc) {
+			id := Proc{Pid: p.Pid, Start: p.Start}
+			if p.Exited() || seen[id] {
+				return
+			}
+			seen[id] = true
+			fresh++
+			switch err := signalExact(p, sig); {
+			case err == nil:
+				out.Hit = append(out.Hit, p)
+			case err != errGone:
+				out.Failed = append(out.Failed, Failure{p, err})
+			}
+		})
+		if fresh == 0 {
+			break
 		}
-		switch err := signalExact(p, sig); {
-		case err == nil:
-			out.Hit = append(out.Hit, p)
-		case err != errGone:
-			out.Failed = append(out.Failed, Failure{p, err})
-		}
-	})
+	}
 	return out
+}
+
+// maxWalks bounds SignalTree's walks: a tree that forks faster than it
+// is walked is not chased for ever (the hard deadline's KillTree stops it).
+const maxWalks = 4
+
+// signalNamespace is SignalTree as PID 1: one kill(-1), with the
+// namespace's live processes read just before and just after it.
+func signalNamespace(self int, sig syscall.Signal) Signalled {
+	before := Live(others(Table(), self))
+	if err := unix.Kill(-1, sig); err != nil {
+		return Signalled{} // ESRCH: nothing left to signal
+	}
+	seen := make(map[Proc]bool, len(before))
+	for _, p := range before {
+		seen[Proc{Pid: p.Pid, Start: p.Start}] = true
+	}
+	hit := before
+	for _, p := range Live(others(Table(), self)) {
+		if !seen[Proc{Pid: p.Pid, Start: p.Start}] {
+			hit = append(hit, p)
+		}
+	}
+	return Signalled{Hit: hit}
 }
 
 // signalExact signals p only if its pid still names the process found: a

@@ -105,6 +105,7 @@ type Machine struct {
 	cleanupAt  time.Time
 	killedAt   time.Time
 	lastKillAt time.Time
+	waitFrom   time.Time // the give-up counts from here: the first kill round done, or the last reap
 	startedAt  time.Time
 	exitedAt   time.Time
 	done       bool
@@ -353,7 +354,7 @@ func (m *Machine) Next() (time.Time, bool) {
 		consider(m.daemon.nextRead)
 	case !m.killedAt.IsZero():
 		consider(m.lastKillAt.Add(m.opt.KillRetry))
-		consider(m.killedAt.Add(m.opt.KillGiveUp))
+		consider(m.giveUpAt())
 	case m.shutdown && m.alive:
 		if !m.stopSent {
 			consider(m.timeline.StopAt)
@@ -404,7 +405,7 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 		}
 		return acts
 	}
-	if !now.Before(m.killedAt.Add(m.opt.KillGiveUp)) {
+	if !now.Before(m.giveUpAt()) {
 		// Unkillable (uninterruptible sleep): exit anyway; as PID 1 the
 		// kernel ends the namespace with us.
 		if m.alive {
@@ -433,6 +434,42 @@ func (m *Machine) setPhase(acts []Action, p Phase) []Action {
 	m.phase = p
 	return append(acts, Action{Kind: ActPhase, Phase: p})
 }
+
+// KillDone records that a kill round the machine asked for was carried out
+// at now: the next round, and for the first round the give-up, count from
+// there, so that a round that took long (a crowded machine, a big tree)
+// still leaves the tree its time to die.
+func (m *Machine) KillDone(now time.Time) {
+	if m.killedAt.IsZero() || now.Before(m.lastKillAt) {
+		return
+	}
+	if m.waitFrom.IsZero() {
+		m.waitFrom = now
+	}
+	m.lastKillAt = now
+}
+
+// Reaped records that processes of the tree were reaped at now. Once the
+// tree is killed, lfinit waits for it as long as it keeps dying: the
+// give-up counts from the last reap, so a big tree dying slowly on a
+// crowded machine is reaped whole, and only processes that do not die
+// (uninterruptible sleep) are given up on.
+func (m *Machine) Reaped(now time.Time) {
+	if !m.waitFrom.IsZero() && now.After(m.waitFrom) {
+		m.waitFrom = now
+	}
+}
+
+// giveUpAt is when lfinit stops waiting for a killed tree.
+func (m *Machine) giveUpAt() time.Time {
+	if m.waitFrom.IsZero() {
+		return m.killedAt.Add(m.opt.KillGiveUp)
+	}
+	return m.waitFrom.Add(m.opt.KillGiveUp)
+}
+
+// KillGiveUp is how long after the first SIGKILL lfinit waits for the tree.
+func (m *Machine) KillGiveUp() time.Duration { return m.opt.KillGiveUp }
 
 // Code is the exit code lfinit will exit with, once Outcome is known.
 func (m *Machine) Code() int { return m.code }

@@ -273,6 +273,40 @@ func TestUnkillableTreeGivesUp(t *testing.T) {
 	expectNext(t, m, time.Time{})
 }
 
+// TestSlowKillRoundKeepsItsGiveUp: a kill round that took 700 ms (a
+// crowded machine) still leaves the tree its full second to die, counted
+// from when the round was carried out; later rounds count from theirs.
+func TestSlowKillRoundKeepsItsGiveUp(t *testing.T) {
+	m := newMachine(s, 0, 0)
+	m.Started(t0, true)
+	m.Signal(t0, syscall.SIGTERM)
+	expect(t, "hard", m.Tick(at(s)), "kill-tree")
+	m.KillDone(at(s + 700*ms))
+	expectNext(t, m, at(s+750*ms))
+	expect(t, "again", m.Tick(at(s+750*ms)), "kill-tree")
+	m.KillDone(at(s + 760*ms))
+	expect(t, "not yet", m.Tick(at(2*s+100*ms)), "kill-tree")
+	m.KillDone(at(2*s + 100*ms))
+	expect(t, "give up", m.Tick(at(2*s+700*ms)), "phase:stopped exit:1")
+}
+
+// TestDyingTreeIsWaitedFor: while the killed tree keeps dying (reaps keep
+// coming), lfinit waits; one give-up period after the last reap it stops.
+func TestDyingTreeIsWaitedFor(t *testing.T) {
+	m := newMachine(s, 0, 0)
+	m.Started(t0, true)
+	m.Signal(t0, syscall.SIGTERM)
+	expect(t, "hard", m.Tick(at(s)), "kill-tree")
+	m.KillDone(at(s))
+	for i := time.Duration(1); i <= 4; i++ {
+		m.Reaped(at(s + i*800*ms))
+		m.Tick(at(s + i*800*ms))
+		m.KillDone(at(s + i*800*ms))
+	}
+	expectNext(t, m, at(4*s+250*ms))
+	expect(t, "give up", m.Tick(at(5*s+200*ms)), "phase:stopped exit:1")
+}
+
 func TestLateWakeFiresEverythingDue(t *testing.T) {
 	m := newMachine(2*s, s, 0)
 	m.Started(t0, true)

@@ -91,9 +91,11 @@ type runner struct {
 	readyAt    time.Time
 	phaseSince time.Time
 	code       int // lfinit's exit code, once the machine said exit
-	// sendTree signals the tree (reaper.SignalTree); tests put a fake
-	// tree in its place.
+	// sendTree signals the tree (reaper.SignalTree) and killTree kills it
+	// (reaper.KillTree); tests put a fake tree in their place.
 	sendTree    func(pid1 bool, sig syscall.Signal, group int) reaper.Signalled
+	killTree    func(pid1 bool, group int, hold bool) reaper.Signalled
+	killStart   time.Time // the first round of the hard deadline's kill
 	killed      []reaper.Proc // every process SIGKILLed, once each
 	killedSet   map[reaper.Proc]bool
 	leftovers   int             // processes the child left behind that got SIGTERM
@@ -122,7 +124,8 @@ func Run(c Config) Result {
 		panic("supervisor.Run: no caught signals")
 	}
 	now := time.Now()
-	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now, self: os.Getpid(), sendTree: reaper.SignalTree}
+	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now, self: os.Getpid(),
+		sendTree: reaper.SignalTree, killTree: reaper.KillTree}
 	if r.startOrFail() {
 		return r.result()
 	}
@@ -302,10 +305,15 @@ func (r *runner) reap() []Action {
 	now := time.Now()
 	r.pace.Scanned(start, now)
 	r.nreaped += n
-	if n > 0 && r.Recorder != nil {
-		r.Recorder.Reaped(n)
+	if n > 0 {
+		r.m.Reaped(now)
+		if r.Recorder != nil {
+			r.Recorder.Reaped(n)
+		}
 	}
-	if childStopped && !childDone {
+	// The hard deadline's kill stops the tree before it kills it: that
+	// stop is lfinit's own, not the user's.
+	if childStopped && !childDone && r.killedSet == nil {
 		r.suspend()
 	}
 	var acts []Action
@@ -404,6 +412,7 @@ func (r *runner) apply(acts []Action) bool {
 			r.Log.Debug("terminating leftovers of the child", "signal", "SIGTERM", "leftovers", len(res.Hit))
 		case ActKillTree:
 			r.kill(a.Signal)
+			r.m.KillDone(time.Now())
 		case ActReadPidfile:
 			if r.apply(r.readPidfile()) {
 				return true
@@ -516,17 +525,30 @@ func (r *runner) deliver(a Action) error {
 	return forward.Deliver(r.child, r.Target, a.Signal)
 }
 
-// kill sends sig (SIGKILL) to the whole tree, the child's group first
-// while the child is not reaped (the cheapest, surest reach). The machine
-// repeats it until the tree is empty; the first round is logged at WARN,
-// later ones only at debug, and killed counts each process once.
+// kill sends sig (SIGKILL) to the whole tree, stopped first so that the
+// count is exact (reaper.KillTree), the child's group first while the
+// child is not reaped (the cheapest, surest reach). The machine repeats it
+// until the tree is empty; the first round is logged at WARN, later ones
+// only at debug, and killed counts each process once.
 func (r *runner) kill(sig syscall.Signal) {
 	group := 0
 	if !r.reaped {
 		group = r.child
 	}
-	res := r.sendTree(r.PID1, sig, group)
 	first := r.killedSet == nil
+	if first {
+		r.killedSet = map[reaper.Proc]bool{} // from now on a stopped child is lfinit's doing
+		r.killStart = time.Now()
+	}
+	// Children of a process that has not stopped yet are held back (it
+	// could reap them before it dies) for half the time lfinit waits for
+	// the tree; then they are killed whatever their parent does.
+	hold := time.Since(r.killStart) < r.m.KillGiveUp()/2
+	res := r.killTree(r.PID1, group, hold)
+	if res.Unsettled > 0 && r.logsAt(slog.LevelDebug) {
+		r.logLine(slog.LevelDebug, "hard deadline: part of the tree had not stopped yet; its children wait for the next round",
+			"running", res.Unsettled, "held", res.Held, "waited_seconds", seconds(reaper.FreezeWait))
+	}
 	fresh := r.addKilled(res.Hit)
 	r.warnUnsignalled(res.Failed, sig)
 	if first && len(fresh) == 0 {

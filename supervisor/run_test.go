@@ -33,12 +33,16 @@ func (f *fakeTree) signal(pid1 bool, sig syscall.Signal, group int) reaper.Signa
 	return r
 }
 
+func (f *fakeTree) kill(pid1 bool, group int, hold bool) reaper.Signalled {
+	return f.signal(pid1, syscall.SIGKILL, group)
+}
+
 // testRunner is a runner over a fake tree whose child (pid 100) runs,
 // logging at level into log; nothing of it touches a real process.
 func testRunner(tree *fakeTree, level slog.Level, log *bytes.Buffer) *runner {
 	now := time.Now()
 	c := Config{Options: Options{Budget: budget.Default()}, Log: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: level}))}
-	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now, self: 1, child: 100, sendTree: tree.signal}
+	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now, self: 1, child: 100, sendTree: tree.signal, killTree: tree.kill}
 	r.m.Started(now, true)
 	return r
 }
