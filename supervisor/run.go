@@ -95,7 +95,7 @@ type runner struct {
 	// (reaper.KillTree); tests put a fake tree in their place.
 	sendTree    func(pid1 bool, sig syscall.Signal, group int) reaper.Signalled
 	killTree    func(pid1 bool, group int, hold bool) reaper.Signalled
-	killStart   time.Time // the first round of the hard deadline's kill
+	killStart   time.Time     // the first round of the hard deadline's kill
 	killed      []reaper.Proc // every process SIGKILLed, once each
 	killedSet   map[reaper.Proc]bool
 	leftovers   int             // processes the child left behind that got SIGTERM
