@@ -96,7 +96,10 @@ func readLimit(path string) (limit uint64, unlimited, ok bool) {
 
 func parseNumber(s string) (uint64, bool) {
 	n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
-	return n, err == nil
+	if err != nil {
+		return 0, false // ParseUint's out-of-range value is no reading
+	}
+	return n, true
 }
 
 // OOMKilled says whether the OOM killer killed in the group between two
