@@ -41,6 +41,7 @@ type Metrics struct {
 
 	state *stateCollector
 	hook  *hookCollector
+	end   *endingCollector
 
 	readyGauge       prometheus.Gauge
 	shutdownStart    prometheus.Gauge
@@ -79,6 +80,7 @@ func New(info BuildInfo, src Sources) *Metrics {
 		own:   prometheus.NewRegistry(),
 		state: newStateCollector(),
 		hook:  newHookCollector(),
+		end:   newEndingCollector(),
 		readyGauge: gauge("lfinit_ready",
 			"Whether lfinit reports its child ready (1) or not (0), as in the status file."),
 		startTime: gauge("lfinit_start_time_seconds",
@@ -124,6 +126,7 @@ func (m *Metrics) registerAll(info BuildInfo) {
 	m.register(
 		m.state,
 		m.hook,
+		m.end,
 		m.readyGauge,
 		m.startTime,
 		m.readyTime,
@@ -240,6 +243,7 @@ func (m *Metrics) Status(s statusfile.Status) {
 		return
 	}
 	m.state.setOutcome(*s.Outcome)
+	m.end.set(s)
 	if s.ExitCode != nil {
 		m.state.setExitCode(*s.ExitCode)
 	}

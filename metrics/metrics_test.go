@@ -137,6 +137,7 @@ func TestFamilies(t *testing.T) {
 		"lfinit_hard_deadline_timestamp_seconds", "lfinit_shutdown_duration_seconds",
 		"lfinit_killed_processes", "lfinit_not_signalled_processes", "lfinit_reaped_total", "lfinit_child_processes",
 		"lfinit_build_info", "lfinit_start_time_seconds", "lfinit_ready_timestamp_seconds",
+		"lfinit_child_cause",
 		// The dedicated registry still carries the Go and process collectors.
 		"go_goroutines", "process_start_time_seconds",
 	} {
@@ -347,6 +348,34 @@ func TestOutcome(t *testing.T) {
 				t.Errorf("killed = %v, want 2", v)
 			}
 		})
+	}
+}
+
+// TestChildCause: the cause is a state set, all 0 until lfinit stops,
+// then the child's cause at 1; its cost appears with it, the memory
+// cgroup's figures only when read.
+func TestChildCause(t *testing.T) {
+	for _, c := range statusfile.Causes {
+		m := New(BuildInfo{Version: "v"}, Sources{})
+		checkStateSet(t, "lfinit_child_cause", series(t, m, "lfinit_child_cause"), statusfile.Causes, "")
+		if s := series(t, m, "lfinit_child_cpu_seconds"); s != nil {
+			t.Errorf("cpu before the child ended = %v", s)
+		}
+		m.Status(statusfile.Status{Phase: statusfile.Stopped, Outcome: ptr(statusfile.ChildExited), ExitCode: ptr(137), Cause: ptr(c),
+			ChildPeakRSSBytes: ptr(uint64(1 << 20)), ChildUserSeconds: ptr(0.5), ChildSystemSeconds: ptr(0.25), MemoryLimitBytes: ptr(uint64(64 << 20))})
+		checkStateSet(t, "lfinit_child_cause", series(t, m, "lfinit_child_cause"), statusfile.Causes, c)
+		if s := series(t, m, "lfinit_child_cpu_seconds"); s["user"] != 0.5 || s["system"] != 0.25 {
+			t.Errorf("cpu = %v", s)
+		}
+		if v := value(t, m, "lfinit_child_peak_rss_bytes"); v != 1<<20 {
+			t.Errorf("peak rss = %v", v)
+		}
+		if v := value(t, m, "lfinit_memory_limit_bytes"); v != 64<<20 {
+			t.Errorf("memory limit = %v", v)
+		}
+		if s := series(t, m, "lfinit_memory_peak_bytes"); s != nil {
+			t.Errorf("memory peak not read, yet exported: %v", s)
+		}
 	}
 }
 

@@ -29,14 +29,22 @@ type Exit struct {
 //
 // Nothing else in lfinit may wait: a second waiter steals exit statuses.
 func Reap(untraced bool, exits []Exit) (_ []Exit, empty bool) {
+	return ReapWatch(untraced, exits, 0, nil)
+}
+
+// ReapWatch is Reap that also stores in usage the resource usage of watch
+// (the main child) when it is among the exits: its peak RSS and CPU time,
+// which the kernel hands over only with its exit status.
+func ReapWatch(untraced bool, exits []Exit, watch int, usage *unix.Rusage) (_ []Exit, empty bool) {
 	// __WALL: also children whose exit signal is not SIGCHLD.
 	flags := unix.WNOHANG | unix.WALL
 	if untraced {
 		flags |= unix.WUNTRACED
 	}
+	var ru unix.Rusage
 	for {
 		var ws unix.WaitStatus
-		pid, err := wait4NoHang(&ws, flags)
+		pid, err := wait4NoHang(&ws, flags, &ru)
 		// Wait4 returns a bare Errno: compared directly, not with
 		// errors.Is, whose reflection is work (and, after startpages.Drop,
 		// page faults) on every reap.
@@ -47,6 +55,9 @@ func Reap(untraced bool, exits []Exit) (_ []Exit, empty bool) {
 			return exits, true
 		case err != nil || pid <= 0:
 			return exits, false
+		}
+		if pid == watch && usage != nil && !ws.Stopped() {
+			*usage = ru
 		}
 		exits = append(exits, Exit{pid, ws})
 	}
@@ -71,15 +82,15 @@ func Changed(pid int, untraced bool) bool {
 	}
 }
 
-// wait4NoHang is wait4(-1, ws, flags) for flags with WNOHANG, which never
+// wait4NoHang is wait4(-1, ws, flags, ru) for flags with WNOHANG, which never
 // sleeps: as a raw system call, without the scheduler's bookkeeping around
 // a call that may block (entersyscall, and the handoff of the processor
 // that can follow it), the burst of a reap costs less CPU per zombie (the
 // reaping rows of bench/RESULTS.md).
-func wait4NoHang(ws *unix.WaitStatus, flags int) (int, error) {
+func wait4NoHang(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int, error) {
 	var status int32
 	anyChild := -1
-	pid, _, errno := unix.RawSyscall6(unix.SYS_WAIT4, uintptr(anyChild), uintptr(unsafe.Pointer(&status)), uintptr(flags), 0, 0, 0)
+	pid, _, errno := unix.RawSyscall6(unix.SYS_WAIT4, uintptr(anyChild), uintptr(unsafe.Pointer(&status)), uintptr(flags), uintptr(unsafe.Pointer(ru)), 0, 0)
 	if errno != 0 {
 		return -1, errno
 	}

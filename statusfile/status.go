@@ -56,6 +56,30 @@ const (
 // HookOutcomes lists every outcome of a hook that ended.
 var HookOutcomes = []HookOutcome{HookSucceeded, HookFailed, HookTimedOut, HookCutShort}
 
+// Cause is why the child ended: what its exit status alone cannot say.
+type Cause string
+
+// The causes, as lfinit(1) lists them under STATUS FILE.
+const (
+	// CauseExited: it ended by itself, with an exit status or by a signal
+	// other than SIGKILL (its own crash, or its answer to a signal).
+	CauseExited Cause = "exited"
+	// CauseDeadline: lfinit's own SIGKILL at the hard deadline.
+	CauseDeadline Cause = "deadline"
+	// CauseOOMKill: a SIGKILL lfinit did not send, and the memory
+	// cgroup's OOM kill counter grew meanwhile: the kernel's OOM killer.
+	CauseOOMKill Cause = "oom-kill"
+	// CauseKilledFromOutside: a SIGKILL lfinit did not send, with no OOM
+	// kill counted (kill -9 by another process, the engine, the kernel).
+	CauseKilledFromOutside Cause = "killed-from-outside"
+	// CauseUnknown: a SIGKILL lfinit did not send, and no OOM kill counter
+	// could be read to tell which.
+	CauseUnknown Cause = "unknown"
+)
+
+// Causes lists every cause.
+var Causes = []Cause{CauseExited, CauseDeadline, CauseOOMKill, CauseKilledFromOutside, CauseUnknown}
+
 // Status is one snapshot of lfinit's state, as written to the status file.
 // Pointers are null until known. Times are UTC, RFC 3339 with nanoseconds.
 type Status struct {
@@ -100,4 +124,19 @@ type Status struct {
 	HookOutcome         *HookOutcome `json:"hook_outcome"`
 	HookExitCode        *int         `json:"hook_exit_code"`
 	HookDurationSeconds *float64     `json:"hook_duration_seconds"`
+	// Why the child ended, null until it did (and when it never started).
+	Cause *Cause `json:"cause"`
+	// What the child cost, from its exit status's resource usage: peak
+	// resident set and CPU time (user, system); null until it is reaped.
+	ChildPeakRSSBytes  *uint64  `json:"child_peak_rss_bytes"`
+	ChildUserSeconds   *float64 `json:"child_user_seconds"`
+	ChildSystemSeconds *float64 `json:"child_system_seconds"`
+	// What the whole tree cost, every process lfinit reaped together (CPU
+	// added up, the largest peak RSS of any); null until lfinit stops.
+	TreePeakRSSBytes *uint64  `json:"tree_peak_rss_bytes"`
+	TreeCPUSeconds   *float64 `json:"tree_cpu_seconds"`
+	// The memory cgroup's limit (null: none) and peak usage, read when the
+	// child was SIGKILLed by someone other than lfinit.
+	MemoryLimitBytes *uint64 `json:"memory_limit_bytes"`
+	MemoryPeakBytes  *uint64 `json:"memory_peak_bytes"`
 }

@@ -76,6 +76,14 @@ func summaryHead(s Status, total time.Duration) string {
 	if d, ok := shutdownDuration(s, total); ok {
 		field("shutdown_duration", d.Round(time.Millisecond).String())
 	}
+	if s.Cause != nil {
+		field("cause", string(*s.Cause))
+	}
+	if s.ChildUserSeconds != nil && s.ChildSystemSeconds != nil && s.ChildPeakRSSBytes != nil {
+		cpu := time.Duration((*s.ChildUserSeconds + *s.ChildSystemSeconds) * float64(time.Second))
+		field("child_cpu", cpu.Round(time.Millisecond).String())
+		field("child_peak_rss", mebibytes(*s.ChildPeakRSSBytes))
+	}
 	if s.HookOutcome != nil {
 		field("hook", string(*s.HookOutcome))
 	}
@@ -83,7 +91,33 @@ func summaryHead(s Status, total time.Duration) string {
 		field("hook_exit_code", strconv.Itoa(*s.HookExitCode))
 		field("hook_duration", (time.Duration(*s.HookDurationSeconds * float64(time.Second))).Round(time.Millisecond).String())
 	}
+	if s.Cause != nil && *s.Cause == CauseOOMKill {
+		b.WriteString("; killed by the kernel's OOM killer")
+		b.WriteString(memoryClause(s))
+	}
 	return oneLine(b.String())
+}
+
+// memoryClause is ": 255MiB used of a 256MiB limit", or what of it is known.
+func memoryClause(s Status) string {
+	switch {
+	case s.MemoryPeakBytes != nil && s.MemoryLimitBytes != nil:
+		return ": " + mebibytes(*s.MemoryPeakBytes) + " used of a " + mebibytes(*s.MemoryLimitBytes) + " limit"
+	case s.MemoryPeakBytes != nil:
+		return ": " + mebibytes(*s.MemoryPeakBytes) + " used"
+	case s.MemoryLimitBytes != nil:
+		return ": a " + mebibytes(*s.MemoryLimitBytes) + " limit"
+	}
+	return ""
+}
+
+// mebibytes is n in whole MiB, rounded down so that a use just under a
+// limit never reads as the limit; under 1 MiB, in KiB.
+func mebibytes(n uint64) string {
+	if n < 1<<20 {
+		return strconv.FormatUint(n>>10, 10) + "KiB"
+	}
+	return strconv.FormatUint(n>>20, 10) + "MiB"
 }
 
 // shutdownDuration is the time from the first shutdown signal to the end

@@ -47,6 +47,14 @@ func TestTerminationMessage(t *testing.T) {
 			"lfinit: outcome=child-exited exit_code=3 run_duration=42m0.002s",
 		},
 		{
+			// The kernel's OOM killer: the cause, the cost, and the memory in words.
+			Status{Phase: Stopped, Outcome: o(ChildExited), ExitCode: pointerTo(137), Reason: pointerTo("child-exit"), StartedAt: at(0),
+				Cause: pointerTo(CauseOOMKill), ChildPeakRSSBytes: pointerTo(uint64(255<<20 + 900<<10)), ChildUserSeconds: pointerTo(1.2), ChildSystemSeconds: pointerTo(0.3),
+				MemoryPeakBytes: pointerTo(uint64(256<<20 - 4096)), MemoryLimitBytes: pointerTo(uint64(256 << 20))},
+			5 * time.Second,
+			"lfinit: outcome=child-exited exit_code=137 reason=child-exit run_duration=5s cause=oom-kill child_cpu=1.5s child_peak_rss=255MiB; killed by the kernel's OOM killer: 255MiB used of a 256MiB limit",
+		},
+		{
 			Status{Phase: Stopped, Outcome: o(Failed), ExitCode: pointerTo(127)},
 			3 * time.Millisecond,
 			"lfinit: outcome=failed exit_code=127 run_duration=3ms",

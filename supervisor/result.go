@@ -3,6 +3,7 @@ package supervisor
 import (
 	"time"
 
+	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -24,6 +25,10 @@ type Result struct {
 func (r *runner) result() Result {
 	r.setReady(false)
 	res := Result{Code: r.code, Status: r.snapshot(), Start: r.start, Leftovers: r.leftovers, Interactive: r.interactive}
+	if u, err := reaper.TreeUsage(); err == nil && r.child > 0 {
+		cpu := (u.User + u.System).Seconds()
+		res.Status.TreePeakRSSBytes, res.Status.TreeCPUSeconds = &u.PeakRSS, &cpu
+	}
 	if r.m.ShuttingDown() {
 		res.SignalAt = r.m.Timeline().SignalAt
 	}

@@ -112,6 +112,8 @@ type runner struct {
 	exits       []reaper.Exit // the last reap's exits; its memory is reused (up to keptExits)
 	probe       probeState    // the readiness check's reports (probe.go)
 	hook        int           // the shutdown hook's pid until it is reaped (hook.go)
+	end         ending        // how the main process ended (cause.go)
+	sentKill    bool          // lfinit itself sent the main process SIGKILL
 }
 
 // Run starts the child and supervises it until lfinit must exit: the tree
@@ -141,6 +143,7 @@ func Run(c Config) Result {
 	}
 	startpages.Drop()
 	r.warmStopPath()
+	r.end.memory.start()
 	r.loop(ready, stopProbe)
 	return r.result()
 }
@@ -279,7 +282,11 @@ func (r *runner) reap() []Action {
 	n := 0
 	start := time.Now()
 	var empty bool
-	r.exits, empty = reaper.Reap(r.jobControl, r.exits[:0])
+	watch := r.child
+	if r.reaped {
+		watch = 0
+	}
+	r.exits, empty = reaper.ReapWatch(r.jobControl, r.exits[:0], watch, &r.end.ru)
 	for _, e := range r.exits {
 		pid, status := e.Pid, e.Status
 		if status.Stopped() {
@@ -322,6 +329,7 @@ func (r *runner) reap() []Action {
 	}
 	if childDone {
 		r.reclaimTerminal()
+		r.ended(ws)
 		code := reaper.ExitCode(ws)
 		if r.logsAt(slog.LevelDebug) {
 			r.Log.Debug("child exited", "child_pid", r.child, "status", describe(ws), "exit_code", code)
@@ -332,6 +340,13 @@ func (r *runner) reap() []Action {
 		return append(acts, r.m.TreeEmpty(now)...)
 	}
 	return acts
+}
+
+// ended records why the main process ended with ws, and what it cost.
+func (r *runner) ended(ws unix.WaitStatus) {
+	r.end.usage = reaper.UsageOf(&r.end.ru)
+	lfinitKilled := r.killedSet != nil || r.sentKill
+	r.end.cause = CauseOf(ws, lfinitKilled, func() (bool, bool) { return r.end.memory.oomKilled(r.Log) })
 }
 
 // startChild prepares lfinit's side (subreaper, descriptors) and starts
@@ -517,11 +532,13 @@ func (r *runner) report(a Action, err error) {
 // deliver sends a forwarded signal to the child, its group, or the tree.
 func (r *runner) deliver(a Action) error {
 	if a.Tree {
+		r.sentKill = r.sentKill || a.Signal == syscall.SIGKILL
 		return r.signalTree(a.Signal)
 	}
 	if r.reaped {
 		return errChildGone
 	}
+	r.sentKill = r.sentKill || a.Signal == syscall.SIGKILL
 	return forward.Deliver(r.child, r.Target, a.Signal)
 }
 
@@ -648,6 +665,7 @@ func (r *runner) snapshot() statusfile.Status {
 		ReadyError:   r.probe.lastError(),
 	}
 	r.hookStatus(&s)
+	r.end.publish(&s)
 	if r.child > 0 {
 		s.ChildPid = &r.child
 	}

@@ -28,9 +28,31 @@ func Summary(res supervisor.Result, end time.Time) []any {
 	if s.NotSignalled > 0 {
 		attrs = append(attrs, "not_signalled", s.NotSignalled)
 	}
+	attrs = appendCost(attrs, s)
 	attrs = append(attrs, "pid", s.Pid)
 	if s.ChildPid != nil {
 		attrs = append(attrs, "child_pid", *s.ChildPid)
+	}
+	return attrs
+}
+
+// appendCost adds why the child ended and what it cost, where known.
+func appendCost(attrs []any, s statusfile.Status) []any {
+	if s.Cause != nil {
+		attrs = append(attrs, "cause", string(*s.Cause))
+	}
+	if s.MemoryPeakBytes != nil {
+		attrs = append(attrs, "memory_peak_bytes", *s.MemoryPeakBytes)
+	}
+	if s.MemoryLimitBytes != nil {
+		attrs = append(attrs, "memory_limit_bytes", *s.MemoryLimitBytes)
+	}
+	if s.ChildPeakRSSBytes != nil {
+		attrs = append(attrs, "child_peak_rss_bytes", *s.ChildPeakRSSBytes,
+			"child_user_seconds", *s.ChildUserSeconds, "child_system_seconds", *s.ChildSystemSeconds)
+	}
+	if s.TreeCPUSeconds != nil {
+		attrs = append(attrs, "tree_cpu_seconds", *s.TreeCPUSeconds, "tree_peak_rss_bytes", *s.TreePeakRSSBytes)
 	}
 	return attrs
 }
@@ -45,12 +67,21 @@ func Level(res supervisor.Result) slog.Level {
 	switch o := deref(s.Outcome); {
 	case o == statusfile.Failed:
 		return slog.LevelError
-	case o == statusfile.DeadlineExceeded || s.Killed > 0 || s.NotSignalled > 0:
+	case o == statusfile.DeadlineExceeded || s.Killed > 0 || s.NotSignalled > 0 || killedByOthers(s):
 		return slog.LevelWarn
 	case res.Interactive:
 		return slog.LevelDebug
 	}
 	return slog.LevelInfo
+}
+
+// killedByOthers: the child died of a SIGKILL lfinit did not send.
+func killedByOthers(s statusfile.Status) bool {
+	if s.Cause == nil {
+		return false
+	}
+	c := *s.Cause
+	return c == statusfile.CauseOOMKill || c == statusfile.CauseKilledFromOutside || c == statusfile.CauseUnknown
 }
 
 func deref(o *statusfile.Outcome) statusfile.Outcome {
