@@ -15,7 +15,10 @@ func TestCauseOf(t *testing.T) {
 	exit3 := unix.WaitStatus(3 << 8)
 	byTerm, byKill := unix.WaitStatus(syscall.SIGTERM), unix.WaitStatus(syscall.SIGKILL)
 	oom := func(killed, known bool) func() (bool, bool) { return func() (bool, bool) { return killed, known } }
-	asked := func() (bool, bool) { t.Fatal("the OOM counter was read for a death that is not a foreign SIGKILL"); return false, false }
+	asked := func() (bool, bool) {
+		t.Fatal("the OOM counter was read for a death that is not a foreign SIGKILL")
+		return false, false
+	}
 	for _, c := range []struct {
 		name         string
 		ws           unix.WaitStatus
