@@ -189,6 +189,7 @@ COPY tinyutils /bin/true
 COPY tinyutils /bin/sleep
 COPY tinyutils /bin/each
 COPY tinyutils /bin/pidfd-errno
+COPY tinyutils /bin/alloc
 ENV LFINIT_LOG_FORMAT=json
 ENTRYPOINT ["/lfinit"]
 CMD ["--", "/helper"]

@@ -2,8 +2,9 @@
 // image needs, chosen by the name it is run as: /bin/true and /bin/sleep
 // (test/helper's -orphans starts those two, and a scratch image has no
 // coreutils), /bin/each (a child that leaves processes behind and exits 0
-// when the test says so) and /bin/pidfd-errno (what a seccomp profile
-// answers to pidfd_open).
+// when the test says so), /bin/pidfd-errno (what a seccomp profile
+// answers to pidfd_open) and /bin/alloc (a service that takes memory until
+// the kernel's OOM killer ends it).
 package main
 
 import (
@@ -37,8 +38,10 @@ func main() {
 		os.Exit(each(os.Args[1:]))
 	case "pidfd-errno":
 		os.Exit(pidfdErrno())
+	case "alloc":
+		alloc()
 	default:
-		fmt.Fprintf(os.Stderr, "tinyutils: run me as true, sleep, each or pidfd-errno, not %q\n", name)
+		fmt.Fprintf(os.Stderr, "tinyutils: run me as true, sleep, each, pidfd-errno or alloc, not %q\n", name)
 		os.Exit(2)
 	}
 }
@@ -93,4 +96,19 @@ func pidfdErrno() int {
 	}
 	fmt.Println(int(errno))
 	return 0
+}
+
+// alloc takes memory 1 MiB at a time, touching every page so that it is
+// resident, until it is killed; after 4 GiB it gives up and exits 3.
+func alloc() {
+	var kept [][]byte
+	for range 4096 {
+		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		kept = append(kept, b)
+	}
+	fmt.Fprintf(os.Stderr, "alloc: %d MiB and not killed\n", len(kept))
+	os.Exit(3)
 }
