@@ -100,22 +100,9 @@ func killNamespace(self int) Signalled {
 func freezeWalk(self int, deadline time.Time) (frozen []Proc, failed []Failure, running []Proc) {
 	seen := map[Proc]bool{}
 	for {
-		fresh := 0
-		walk(self, func(p Proc) {
-			id := Proc{Pid: p.Pid, Start: p.Start}
-			if p.Exited() || seen[id] {
-				return
-			}
-			seen[id] = true
-			fresh++
-			switch err := signalExact(p, syscall.SIGSTOP); {
-			case err == nil:
-				frozen = append(frozen, p)
-			case err != errGone:
-				failed = append(failed, Failure{p, err})
-			}
-		})
-		if fresh == 0 {
+		stopped, notStopped := signalUnseen(self, syscall.SIGSTOP, seen)
+		frozen, failed = append(frozen, stopped...), append(failed, notStopped...)
+		if len(stopped)+len(notStopped) == 0 {
 			return frozen, failed, nil
 		}
 		if running = settle(frozen, deadline); len(running) > 0 {

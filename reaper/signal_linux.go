@@ -57,26 +57,34 @@ func SignalTree(pid1 bool, sig syscall.Signal, group int) Signalled {
 	var out Signalled
 	seen := map[Proc]bool{}
 	for round := 0; round < maxWalks; round++ {
-		fresh := 0
-		walk(self, func(p Proc) {
-			id := Proc{Pid: p.Pid, Start: p.Start}
-			if p.Exited() || seen[id] {
-				return
-			}
-			seen[id] = true
-			fresh++
-			switch err := signalExact(p, sig); {
-			case err == nil:
-				out.Hit = append(out.Hit, p)
-			case err != errGone:
-				out.Failed = append(out.Failed, Failure{p, err})
-			}
-		})
-		if fresh == 0 {
+		hit, failed := signalUnseen(self, sig, seen)
+		out.Hit, out.Failed = append(out.Hit, hit...), append(out.Failed, failed...)
+		if len(hit)+len(failed) == 0 {
 			break
 		}
 	}
 	return out
+}
+
+// signalUnseen walks the tree below self once and sends sig to each live
+// process it finds that is not in seen (pid and start time), a parent
+// before its children are read, and adds it to seen. A process that is
+// gone before the signal is in neither list.
+func signalUnseen(self int, sig syscall.Signal, seen map[Proc]bool) (hit []Proc, failed []Failure) {
+	walk(self, func(p Proc) {
+		id := Proc{Pid: p.Pid, Start: p.Start}
+		if p.Exited() || seen[id] {
+			return
+		}
+		seen[id] = true
+		switch err := signalExact(p, sig); {
+		case err == nil:
+			hit = append(hit, p)
+		case err != errGone:
+			failed = append(failed, Failure{p, err})
+		}
+	})
+	return hit, failed
 }
 
 // maxWalks bounds SignalTree's walks: a tree that forks faster than it
