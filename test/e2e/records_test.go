@@ -60,7 +60,7 @@ func fastStop(t *testing.T, level string) {
 }
 
 // durationsRE finds the two durations of a termination message.
-var durationsRE = regexp.MustCompile(` run_duration=(\S+) shutdown_duration=(\S+)$`)
+var durationsRE = regexp.MustCompile(` run_duration=(\S+) shutdown_duration=(\S+)( |$)`)
 
 // checkDurations fails unless the termination message of a stop names the
 // whole run and the shutdown (from the signal), the shutdown within the run.
