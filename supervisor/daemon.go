@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
@@ -18,7 +19,7 @@ import (
 
 // The syscall side of services that daemonize (--pidfile, --wait-for=tree):
 // reading the pidfile, adopting the process it names, signalling the tree.
-// The decisions are Machine's (daemon_machine.go).
+// The decisions are core.Machine's (core/daemon_machine.go).
 
 // pidfileLimit is how much of a pidfile is read: the pid is on its first
 // line. pidfileReadWait bounds how long the loop waits for one read.
@@ -41,7 +42,7 @@ type pidfileRead struct {
 
 // readPidfile reads the pidfile and adopts the process it names, or tells
 // the machine what is wrong with it.
-func (r *runner) readPidfile() []Action {
+func (r *runner) readPidfile() []core.Action {
 	b, err := r.readPidfileBounded()
 	tree := reaper.Walk(r.self)
 	pid, problem := checkPidfile(b, err, tree, r.self, reaper.Read)

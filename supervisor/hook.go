@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/spawn"
@@ -18,7 +19,7 @@ import (
 // the child's identity (--user: no more privilege than the service has)
 // and lfinit's stdin, stdout and stderr. One that cannot start is a
 // failed hook with 127 or 126, told to the machine at once.
-func (r *runner) startHook() []Action {
+func (r *runner) startHook() []core.Action {
 	now := time.Now()
 	pid, err := spawn.Start(r.Hook, spawn.Options{Env: r.Env, Credential: r.Credential})
 	if err != nil {
@@ -56,7 +57,7 @@ func (r *runner) killHook(why string) {
 
 // hookExited tells the machine the hook was reaped with status at now,
 // and logs how it went: INFO when it succeeded, WARN otherwise.
-func (r *runner) hookExited(now time.Time, status unix.WaitStatus) []Action {
+func (r *runner) hookExited(now time.Time, status unix.WaitStatus) []core.Action {
 	acts := r.m.HookExited(now, reaper.ExitCode(status))
 	r.unpublished = true
 	h := r.m.Hook()

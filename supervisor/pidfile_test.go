@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/reaper"
 )
 
@@ -142,7 +143,7 @@ func TestReadPidfileBoundedDoesNotHang(t *testing.T) {
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("mkfifo:", err)
 	}
-	r := &runner{Config: Config{Options: Options{Pidfile: fifo}}}
+	r := &runner{Config: Config{Options: core.Options{Pidfile: fifo}}}
 	for i := range 2 {
 		begun := time.Now()
 		if _, err := r.readPidfileBounded(); err == nil || !strings.Contains(err.Error(), "hung") {

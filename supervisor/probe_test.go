@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/readiness"
 )
 
 func TestProbeReports(t *testing.T) {
 	var log bytes.Buffer
-	r := &runner{m: NewMachine(Options{Budget: budget.Default()})}
+	r := &runner{m: core.NewMachine(core.Options{Budget: budget.Default()})}
 	r.Log = slog.New(slog.NewTextHandler(&log, nil)) // INFO, the default level
 	r.Readiness = &readiness.Check{TCP: "127.0.0.1:8080"}
 	why := "127.0.0.1:8080 refuses connections"

@@ -1,3 +1,8 @@
+// Package supervisor is the loop that drives lfinit's decision core
+// (core.Machine): it turns real signals, wait4's exits and timers into the
+// machine's events, each with its instant, and carries out the actions that
+// come back (forward, terminate or kill the tree, publish a phase, exit)
+// with kill, the reaper and the status publishers.
 package supervisor
 
 import (
@@ -13,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/internal/logline"
@@ -23,9 +29,9 @@ import (
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
-// Config is what Run needs: the machine's options plus the wiring.
+// Config is what Run needs: the machine's options (core.Options) plus the wiring.
 type Config struct {
-	Options
+	core.Options
 	Argv   []string       // the command and its arguments
 	Env    []string       // the child's environment
 	Target forward.Target // who gets forwarded signals
@@ -83,7 +89,7 @@ type Publish func(statusfile.Status)
 // machine and carries out its actions.
 type runner struct {
 	Config
-	m          *Machine
+	m          *core.Machine
 	self       int // lfinit's pid, read once: no syscall on the way out
 	child      int
 	reaped     bool // the child is reaped: its pid may be recycled, never signal it
@@ -126,7 +132,7 @@ func Run(c Config) Result {
 		panic("supervisor.Run: no caught signals")
 	}
 	now := time.Now()
-	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now, self: os.Getpid(),
+	r := &runner{Config: c, m: core.NewMachine(c.Options), start: now, phaseSince: now, self: os.Getpid(),
 		sendTree: reaper.SignalTree, killTree: reaper.KillTree}
 	if r.startOrFail() {
 		return r.result()
@@ -172,7 +178,7 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) {
 	later := time.NewTimer(time.Hour) // the full reap a SIGCHLD put off
 	later.Stop()
 	for {
-		var acts []Action
+		var acts []core.Action
 		select {
 		case s := <-sigs:
 			acts = r.signal(s.(syscall.Signal))
@@ -211,7 +217,7 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) {
 	}
 }
 
-func (r *runner) signal(sig syscall.Signal) []Action {
+func (r *runner) signal(sig syscall.Signal) []core.Action {
 	if !forward.IsRelayed(sig) {
 		return nil // SIGPIPE: lfinit's own stderr broke; the child's output is its own
 	}
@@ -261,7 +267,7 @@ func (r *runner) logReceived(name, what string, now time.Time) {
 // childSignal answers a SIGCHLD: a full reap, unless one ran too recently
 // (see reapPace) and the child itself has not exited or stopped; then the
 // full reap is put off until pace allows it.
-func (r *runner) childSignal() []Action {
+func (r *runner) childSignal() []core.Action {
 	if r.pace.Due(time.Now()) || (!r.reaped && reaper.Changed(r.child, r.jobControl)) {
 		return r.reap()
 	}
@@ -276,7 +282,7 @@ func (r *runner) childSignal() []Action {
 const keptExits = 4096
 
 // reap collects every exited process and tells the machine about the child.
-func (r *runner) reap() []Action {
+func (r *runner) reap() []core.Action {
 	var ws, hookWS unix.WaitStatus
 	childDone, childStopped, hookDone := false, false, false
 	n := 0
@@ -323,7 +329,7 @@ func (r *runner) reap() []Action {
 	if childStopped && !childDone && r.killedSet == nil {
 		r.suspend()
 	}
-	var acts []Action
+	var acts []core.Action
 	if hookDone {
 		acts = r.hookExited(now, hookWS)
 	}
@@ -413,34 +419,34 @@ func (r *runner) leaveStartDir() {
 
 // apply carries out actions in order; true once the machine said exit
 // (r.code is then lfinit's exit code).
-func (r *runner) apply(acts []Action) bool {
+func (r *runner) apply(acts []core.Action) bool {
 	for _, a := range acts {
 		switch a.Kind {
-		case ActPhase:
+		case core.ActPhase:
 			r.phase(a.Phase)
-		case ActForward:
+		case core.ActForward:
 			r.forward(a)
-		case ActTermTree:
+		case core.ActTermTree:
 			res := r.sendTree(r.PID1, a.Signal, 0)
 			r.leftovers += len(res.Hit)
 			r.warnUnsignalled(res.Failed, a.Signal)
 			r.Log.Debug("terminating leftovers of the child", "signal", "SIGTERM", "leftovers", len(res.Hit))
-		case ActKillTree:
+		case core.ActKillTree:
 			r.kill(a.Signal)
 			r.m.KillDone(time.Now())
-		case ActReadPidfile:
+		case core.ActReadPidfile:
 			if r.apply(r.readPidfile()) {
 				return true
 			}
-		case ActPidfileFailed:
+		case core.ActPidfileFailed:
 			r.pidfileFailed(a.Why)
-		case ActStartHook:
+		case core.ActStartHook:
 			if r.apply(r.startHook()) {
 				return true
 			}
-		case ActKillHook:
+		case core.ActKillHook:
 			r.killHook(a.Why)
-		case ActExit:
+		case core.ActExit:
 			r.code = a.Code
 			return true
 		}
@@ -452,7 +458,7 @@ func (r *runner) apply(acts []Action) bool {
 	return false
 }
 
-func (r *runner) phase(p Phase) {
+func (r *runner) phase(p core.Phase) {
 	now := time.Now()
 	r.phaseSince, r.unpublished = now, true
 	if p == statusfile.Ready {
@@ -475,17 +481,17 @@ var errChildGone = errors.New("the child is reaped")
 
 // delivery is a forward carried out, to be reported.
 type delivery struct {
-	a   Action
+	a   core.Action
 	err error
 }
 
 // forwardNow carries out the forwards among acts at once, in order, and
 // returns the other actions for apply and the forwards to report.
-func (r *runner) forwardNow(acts []Action) ([]Action, []delivery) {
+func (r *runner) forwardNow(acts []core.Action) ([]core.Action, []delivery) {
 	rest := acts[:0]
 	var sent []delivery
 	for _, a := range acts {
-		if a.Kind == ActForward {
+		if a.Kind == core.ActForward {
 			sent = append(sent, delivery{a, r.deliver(a)})
 			continue
 		}
@@ -495,11 +501,11 @@ func (r *runner) forwardNow(acts []Action) ([]Action, []delivery) {
 }
 
 // forward sends a forwarded signal and reports it.
-func (r *runner) forward(a Action) { r.report(a, r.deliver(a)) }
+func (r *runner) forward(a core.Action) { r.report(a, r.deliver(a)) }
 
 // report tells of a forward where it was sent: each error decided there,
 // as tini's wait_and_forward_signal does.
-func (r *runner) report(a Action, err error) {
+func (r *runner) report(a core.Action, err error) {
 	if err == errChildGone { // deliver's own sentinel, never wrapped
 		return
 	}
@@ -530,7 +536,7 @@ func (r *runner) report(a Action, err error) {
 }
 
 // deliver sends a forwarded signal to the child, its group, or the tree.
-func (r *runner) deliver(a Action) error {
+func (r *runner) deliver(a core.Action) error {
 	if a.Tree {
 		r.sentKill = r.sentKill || a.Signal == syscall.SIGKILL
 		return r.signalTree(a.Signal)
@@ -702,7 +708,7 @@ const spinWindow = 2 * time.Millisecond
 
 // untilDue waits out what is left before the machine's next deadline, if
 // it is within the spin window, and returns the instant it is due.
-func untilDue(m *Machine) time.Time {
+func untilDue(m *core.Machine) time.Time {
 	now := time.Now()
 	next, ok := m.Next()
 	if !ok || !now.Before(next) || next.Sub(now) > spinWindow {

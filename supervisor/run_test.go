@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/statusfile"
 )
@@ -41,8 +42,8 @@ func (f *fakeTree) kill(pid1 bool, group int, hold bool) reaper.Signalled {
 // logging at level into log; nothing of it touches a real process.
 func testRunner(tree *fakeTree, level slog.Level, log *bytes.Buffer) *runner {
 	now := time.Now()
-	c := Config{Options: Options{Budget: budget.Default()}, Log: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: level}))}
-	r := &runner{Config: c, m: NewMachine(c.Options), start: now, phaseSince: now, self: 1, child: 100, sendTree: tree.signal, killTree: tree.kill}
+	c := Config{Options: core.Options{Budget: budget.Default()}, Log: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: level}))}
+	r := &runner{Config: c, m: core.NewMachine(c.Options), start: now, phaseSince: now, self: 1, child: 100, sendTree: tree.signal, killTree: tree.kill}
 	r.m.Started(now, true)
 	return r
 }

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 )
@@ -20,10 +21,10 @@ import (
 // throwaway machine makes a shutdown's decisions; signal 0 to the child is
 // a delivery that delivers nothing.
 func (r *runner) warmStopPath() {
-	m := NewMachine(r.Options)
+	m := core.NewMachine(r.Options)
 	now := time.Now()
 	m.Started(now, true)
-	m.Signal(now, m.opt.ShutdownSignals[0])
+	m.Signal(now, m.ShutdownSignals()[0])
 	m.ChildExited(now, exitcode.SignalBase+int(syscall.SIGTERM), true)
 	_ = forward.Deliver(r.child, r.Target, 0)
 	_ = unix.Kill(r.self, syscall.SIGCHLD)

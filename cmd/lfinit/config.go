@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/push"
+	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/readiness"
-	"github.com/light-fabric/lfinit/supervisor"
 )
 
 // config is everything a run was asked to do.
 type config struct {
-	opts   supervisor.Options
+	opts   core.Options
 	target forward.Target
 	// forwardTo is --forward-to, read into target.
 	forwardTo string

@@ -1,6 +1,6 @@
 package main
 
-import "github.com/light-fabric/lfinit/supervisor"
+import "github.com/light-fabric/lfinit/core"
 
 // checkDaemon turns --pidfile and --wait-for into the daemon mode.
 func (c *config) checkDaemon() error {
@@ -8,9 +8,9 @@ func (c *config) checkDaemon() error {
 	case c.opts.Pidfile != "" && c.waitFor == "tree":
 		return usagef("--pidfile and --wait-for=tree exclude each other: follow the daemon named in the pidfile, or every process of the tree")
 	case c.opts.Pidfile != "":
-		c.opts.Daemon = supervisor.DaemonPidfile
+		c.opts.Daemon = core.DaemonPidfile
 	case c.waitFor == "tree":
-		c.opts.Daemon = supervisor.DaemonTree
+		c.opts.Daemon = core.DaemonTree
 	}
 	return nil
 }

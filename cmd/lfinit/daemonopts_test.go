@@ -5,28 +5,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/light-fabric/lfinit/supervisor"
+	"github.com/light-fabric/lfinit/core"
 )
 
 func TestDaemonOptions(t *testing.T) {
 	c, err := parseArgs([]string{"app"}, noEnv)
-	if err != nil || c.opts.Daemon != supervisor.DaemonNone || c.opts.PidfileTimeout != 5*time.Second {
+	if err != nil || c.opts.Daemon != core.DaemonNone || c.opts.PidfileTimeout != 5*time.Second {
 		t.Fatalf("defaults: %+v, %v", c.opts, err)
 	}
 	c, err = parseArgs([]string{"--pidfile", "/run/app.pid", "--pidfile-timeout=2s", "app"}, noEnv)
-	if err != nil || c.opts.Daemon != supervisor.DaemonPidfile || c.opts.Pidfile != "/run/app.pid" || c.opts.PidfileTimeout != 2*time.Second {
+	if err != nil || c.opts.Daemon != core.DaemonPidfile || c.opts.Pidfile != "/run/app.pid" || c.opts.PidfileTimeout != 2*time.Second {
 		t.Fatalf("--pidfile: %+v, %v", c.opts, err)
 	}
 	c, err = parseArgs([]string{"app"}, envOf("LFINIT_PIDFILE", "/run/x.pid", "LFINIT_PIDFILE_TIMEOUT", "1s"))
-	if err != nil || c.opts.Daemon != supervisor.DaemonPidfile || c.opts.PidfileTimeout != time.Second {
+	if err != nil || c.opts.Daemon != core.DaemonPidfile || c.opts.PidfileTimeout != time.Second {
 		t.Fatalf("LFINIT_PIDFILE: %+v, %v", c.opts, err)
 	}
 	c, err = parseArgs([]string{"app"}, envOf("LFINIT_WAIT_FOR", "tree"))
-	if err != nil || c.opts.Daemon != supervisor.DaemonTree {
+	if err != nil || c.opts.Daemon != core.DaemonTree {
 		t.Fatalf("LFINIT_WAIT_FOR=tree: %+v, %v", c.opts, err)
 	}
 	c, err = parseArgs([]string{"--wait-for=child", "app"}, envOf("LFINIT_WAIT_FOR", "tree"))
-	if err != nil || c.opts.Daemon != supervisor.DaemonNone {
+	if err != nil || c.opts.Daemon != core.DaemonNone {
 		t.Fatalf("the flag wins: %+v, %v", c.opts, err)
 	}
 	for want, bad := range map[string][]string{

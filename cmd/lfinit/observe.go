@@ -5,14 +5,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/forward"
-	"github.com/light-fabric/lfinit/supervisor"
 )
 
 // knownSignals names the signals whose counters start at 0: the common
 // ones (forward.Common), the shutdown signals and the stop and deadline
 // signals.
-func knownSignals(o supervisor.Options) []string {
+func knownSignals(o core.Options) []string {
 	sigs := append(slices.Clone(forward.Common), o.ShutdownSignals...)
 	sigs = append(sigs, o.StopSignal, o.DeadlineSignal)
 	var names []string

@@ -8,8 +8,8 @@ import (
 
 	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/cmd/lfinit/internal/push"
+	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/forward"
-	"github.com/light-fabric/lfinit/supervisor"
 )
 
 // option is one flag of a run or a subcommand: its name, the value it
@@ -63,7 +63,7 @@ func options(c *config) []option {
 		{"rewrite", rewriteValue{*withDefault(&o.Rewrite, map[syscall.Signal]syscall.Signal{})}, "the child gets signal TO when lfinit receives FROM (FROM:TO, TO 0 drops it; repeatable)", "FROM:TO", inRun},
 		{"parent-death-signal", signalValue{sig: withDefault(&c.parentDeath, 0)}, "signal lfinit sends itself when its parent exits (not as PID 1)", "SIG", inRun},
 		{"pidfile", checkedValue{stringValue{withDefault(&o.Pidfile, "")}, checkPidfile}, "once COMMAND exits 0, follow the daemon whose pid is in this file", "PATH", inRun},
-		{"pidfile-timeout", durationValue{withDefault(&o.PidfileTimeout, supervisor.PidfileTimeoutDefault)}, "how long to wait for --pidfile to name a daemon after COMMAND exits 0", "D", inRun},
+		{"pidfile-timeout", durationValue{withDefault(&o.PidfileTimeout, core.PidfileTimeoutDefault)}, "how long to wait for --pidfile to name a daemon after COMMAND exits 0", "D", inRun},
 		{"user", checkedValue{stringValue{withDefault(&c.user, "")}, checkUser}, "run COMMAND as USER[:GROUP] (names or numbers; lfinit keeps its own identity)", "USER[:GROUP]", inRun},
 		{"wait-for", choiceValue{withDefault(&c.waitFor, "child"), []string{"child", "tree"}}, "what the run lasts for: child (COMMAND) or tree (until every process of the tree is gone)", "WHAT", inRun},
 		{"warn-on-reap", boolValue{withDefault(&c.warnOnReap, false)}, "log at WARN every reaped process that is not the child", "", inRun},

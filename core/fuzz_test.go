@@ -1,4 +1,4 @@
-package supervisor
+package core
 
 import (
 	"syscall"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/light-fabric/lfinit/budget"
-	"github.com/light-fabric/lfinit/statusfile"
 )
 
 // FuzzMachine feeds the machine any sequence of events at any times and
@@ -87,7 +86,7 @@ func fuzzMachine(t *testing.T, opt Options, events []byte, ready bool) {
 				}
 			case ActStartHook:
 				hookStarts++
-				if hookStarts > 1 || m.Phase() != statusfile.Quiescing {
+				if hookStarts > 1 || m.Phase() != Quiescing {
 					t.Fatalf("hook start #%d in phase %s", hookStarts, m.Phase())
 				}
 				hookRuns = true
@@ -105,7 +104,7 @@ func fuzzMachine(t *testing.T, opt Options, events []byte, ready bool) {
 				if aliveAtGrace && a.Code != ExitForced {
 					t.Fatalf("exit %d for a child alive at its grace deadline (outcome %s)", a.Code, m.Outcome())
 				}
-				if m.Outcome() == statusfile.DeadlineExceeded && a.Code != ExitForced {
+				if m.Outcome() == DeadlineExceeded && a.Code != ExitForced {
 					t.Fatalf("deadline-exceeded with exit %d", a.Code)
 				}
 			}

@@ -1,4 +1,4 @@
-package supervisor
+package core
 
 import (
 	"fmt"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
-	"github.com/light-fabric/lfinit/statusfile"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -91,7 +90,7 @@ func TestChildExitsOnItsOwn(t *testing.T) {
 	expect(t, "start", m.Started(t0, true), "phase:ready")
 	expectNext(t, m, time.Time{})
 	expect(t, "exit", m.ChildExited(at(s), exited(3), true), "phase:stopped exit:3")
-	if m.Outcome() != statusfile.ChildExited {
+	if m.Outcome() != ChildExited {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 	expect(t, "late signal", m.Signal(at(2*s), syscall.SIGTERM), "")
@@ -105,7 +104,7 @@ func TestChildExitCodePassesThrough(t *testing.T) {
 		m := newMachine(8*s, 250*ms, 0)
 		m.Started(t0, true)
 		expect(t, fmt.Sprintf("exit %d", code), m.ChildExited(at(s), code, true), fmt.Sprintf("phase:stopped exit:%d", code))
-		if m.Outcome() != statusfile.ChildExited || m.Code() != code {
+		if m.Outcome() != ChildExited || m.Code() != code {
 			t.Fatalf("exit %d: outcome %s, code %d", code, m.Outcome(), m.Code())
 		}
 	}
@@ -132,7 +131,7 @@ func TestGracefulShutdownWithDrainDelay(t *testing.T) {
 	expect(t, "drain", m.Tick(at(15*s)), "stop:SIGTERM phase:draining")
 	expectNext(t, m, at(30*s))
 	expect(t, "exit", m.ChildExited(at(16*s), killed(syscall.SIGTERM), true), "phase:stopped exit:143")
-	if m.Outcome() != statusfile.Graceful {
+	if m.Outcome() != Graceful {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }
@@ -156,7 +155,7 @@ func TestChildThatIgnoresTermIsKilledAtTheHardDeadline(t *testing.T) {
 	expect(t, "retry", m.Tick(at(2300*ms)), "kill-tree")
 	expect(t, "reaped", m.ChildExited(at(2310*ms), killed(syscall.SIGKILL), false), "phase:cleaning-up")
 	expect(t, "empty", m.TreeEmpty(at(2320*ms)), "phase:stopped exit:1")
-	if m.Outcome() != statusfile.DeadlineExceeded {
+	if m.Outcome() != DeadlineExceeded {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }
@@ -217,7 +216,7 @@ func TestStartupAbortGetsTheFloorOnly(t *testing.T) {
 	expect(t, "TERM", m.Signal(at(s), syscall.SIGTERM), "phase:aborting-startup stop:SIGTERM")
 	expectNext(t, m, at(1300*ms))
 	expect(t, "exit", m.ChildExited(at(1200*ms), exited(7), true), "phase:stopped exit:7")
-	if m.Outcome() != statusfile.Graceful {
+	if m.Outcome() != Graceful {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }
@@ -245,7 +244,7 @@ func TestLeftoversAfterTheChildExitedAreTermedThenKilled(t *testing.T) {
 	expectNext(t, m, at(1250*ms))
 	expect(t, "floor", m.Tick(at(1250*ms)), "kill-tree")
 	expect(t, "empty", m.TreeEmpty(at(1260*ms)), "phase:stopped exit:4")
-	if m.Outcome() != statusfile.ChildExited {
+	if m.Outcome() != ChildExited {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }
@@ -258,7 +257,7 @@ func TestLeftoversDuringShutdownGetTheHardDeadline(t *testing.T) {
 	expectNext(t, m, at(6*s))
 	expect(t, "hard", m.Tick(at(6*s)), "kill-tree")
 	expect(t, "empty", m.TreeEmpty(at(6*s)), "phase:stopped exit:0")
-	if m.Outcome() != statusfile.Graceful {
+	if m.Outcome() != Graceful {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }
@@ -317,7 +316,7 @@ func TestLateWakeFiresEverythingDue(t *testing.T) {
 func TestFailedToStart(t *testing.T) {
 	m := newMachine(8*s, 250*ms, 0)
 	expect(t, "fail", m.FailedToStart(127), "phase:stopped exit:127")
-	if m.Outcome() != statusfile.Failed {
+	if m.Outcome() != Failed {
 		t.Fatalf("outcome %q", m.Outcome())
 	}
 }
@@ -367,7 +366,7 @@ func TestRewriteToZeroDropsTheSignal(t *testing.T) {
 	if m.IsShutdownSignal(syscall.SIGINT) || !m.Drops(syscall.SIGINT) || m.Drops(syscall.SIGTERM) {
 		t.Fatal("a dropped INT must not count as a shutdown signal (readiness would drop)")
 	}
-	if m.ShuttingDown() || m.Phase() != statusfile.Ready {
+	if m.ShuttingDown() || m.Phase() != Ready {
 		t.Fatalf("a dropped INT started a shutdown: phase %s", m.Phase())
 	}
 	expectNext(t, m, time.Time{})
@@ -413,7 +412,7 @@ func TestRewriteToAShutdownSignalIsOnlyARelay(t *testing.T) {
 	}
 	expectNext(t, m, time.Time{})
 	expect(t, "exit", m.ChildExited(at(2*s), killed(syscall.SIGTERM), true), "phase:stopped exit:143")
-	if m.Outcome() != statusfile.ChildExited {
+	if m.Outcome() != ChildExited {
 		t.Fatalf("outcome %q, want child-exited", m.Outcome())
 	}
 }

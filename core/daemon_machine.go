@@ -1,11 +1,10 @@
-package supervisor
+package core
 
 import (
 	"syscall"
 	"time"
 
 	"github.com/light-fabric/lfinit/exitcode"
-	"github.com/light-fabric/lfinit/statusfile"
 )
 
 // Daemon says what lfinit follows once the start command exits 0.
@@ -111,7 +110,7 @@ func (m *Machine) Adopt(now time.Time) []Action {
 	}
 	m.daemon.awaiting, m.daemon.tree, m.daemon.adopted = false, false, true
 	if !m.daemon.gated || m.daemon.readySeen {
-		return m.setPhase(nil, statusfile.Ready)
+		return m.setPhase(nil, Ready)
 	}
 	return nil
 }
@@ -128,13 +127,13 @@ func (m *Machine) OtherExited(code int) {
 // once the leftovers are cleaned up, as after the child's own exit.
 func (m *Machine) pidfileFailed(now time.Time, problem string, treeEmpty bool) []Action {
 	m.daemon.awaiting, m.daemon.tree, m.alive = false, false, false
-	m.outcome, m.code = statusfile.Failed, exitcode.NoPidfile
+	m.outcome, m.code = Failed, exitcode.NoPidfile
 	acts := []Action{{Kind: ActPidfileFailed, Why: problem}}
 	if treeEmpty {
 		return append(acts, m.enterStopped()...)
 	}
 	m.cleanupAt = m.opt.Budget.CleanupDeadline(now)
-	acts = m.setPhase(acts, statusfile.CleaningUp)
+	acts = m.setPhase(acts, CleaningUp)
 	acts = append(acts, Action{Kind: ActTermTree, Signal: syscall.SIGTERM})
 	return m.advance(now, acts)
 }

@@ -1,11 +1,14 @@
-// Package supervisor is lfinit's state machine and the loop that drives it.
+// Package core is lfinit's pure decision core: the state machine (events
+// in with the instant they happened, actions out) and its vocabulary
+// (phases, outcomes, causes, hook outcomes).
 //
-// Machine is pure: events go in with the instant they happened (a signal, the
-// child's exit, the tree becoming empty, a timer) and actions come out
-// (forward a signal, terminate or kill the tree, announce a phase, exit). It
-// reads no clock and makes no syscalls, so every rule is unit-tested with
-// made-up instants. Run wires it to real signals, wait4 and kill.
-package supervisor
+// Machine reads no clock and makes no syscalls: a signal, the child's exit,
+// the tree becoming empty or a timer goes in with its instant, and actions
+// come out (forward a signal, terminate or kill the tree, announce a phase,
+// exit), so every rule is unit-tested with made-up instants. The loop that
+// drives it with real signals, wait4 and kill is supervisor's. The package
+// imports nothing impure, and imports_test.go holds that rule.
+package core
 
 import (
 	"syscall"
@@ -14,13 +17,6 @@ import (
 	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
-	"github.com/light-fabric/lfinit/statusfile"
-)
-
-// Phase and Outcome are the published ones (see statusfile).
-type (
-	Phase   = statusfile.Phase
-	Outcome = statusfile.Outcome
 )
 
 // ExitForced is the exit of a forced stop (exitcode.Forced).
@@ -133,12 +129,12 @@ func NewMachine(opt Options) *Machine {
 // Phase is the current phase.
 func (m *Machine) Phase() Phase {
 	if m.phase == "" {
-		return statusfile.Starting
+		return Starting
 	}
 	return m.phase
 }
 
-// Outcome is the outcome so far (statusfile.Running until it is known).
+// Outcome is the outcome so far (Running until it is known).
 func (m *Machine) Outcome() Outcome { return m.outcome }
 
 // Timeline is the shutdown schedule, valid once ShuttingDown is true.
@@ -174,6 +170,10 @@ func (m *Machine) IsShutdownSignal(sig syscall.Signal) bool {
 	return false
 }
 
+// ShutdownSignals are the signals that start (or hurry) a shutdown, the
+// default (forward.DefaultShutdown) when Options named none.
+func (m *Machine) ShutdownSignals() []syscall.Signal { return m.opt.ShutdownSignals }
+
 // Drops reports whether sig is rewritten to 0: it changes nothing at all.
 func (m *Machine) Drops(sig syscall.Signal) bool {
 	to, ok := m.opt.Rewrite[sig]
@@ -187,27 +187,27 @@ func (m *Machine) Started(now time.Time, ready bool) []Action {
 	m.alive, m.startedAt = true, now
 	m.daemon.gated = !ready
 	if ready && m.opt.Daemon != DaemonPidfile {
-		return m.setPhase(nil, statusfile.Ready)
+		return m.setPhase(nil, Ready)
 	}
-	return m.setPhase(nil, statusfile.Starting)
+	return m.setPhase(nil, Starting)
 }
 
 // MarkReady records that the child answered its readiness check.
 func (m *Machine) MarkReady(now time.Time) []Action {
-	if m.phase != statusfile.Starting || m.shutdown || m.done {
+	if m.phase != Starting || m.shutdown || m.done {
 		return nil
 	}
 	if m.opt.Daemon == DaemonPidfile && !m.daemon.adopted {
 		m.daemon.readySeen = true // ready once the daemon is adopted too
 		return nil
 	}
-	return m.setPhase(nil, statusfile.Ready)
+	return m.setPhase(nil, Ready)
 }
 
 // FailedToStart records that the child could not be started.
 func (m *Machine) FailedToStart(code int) []Action {
-	m.outcome, m.code, m.done = statusfile.Failed, code, true
-	acts := m.setPhase(nil, statusfile.Stopped)
+	m.outcome, m.code, m.done = Failed, code, true
+	acts := m.setPhase(nil, Stopped)
 	return append(acts, Action{Kind: ActExit, Code: code})
 }
 
@@ -264,14 +264,14 @@ func (m *Machine) startShutdown(now time.Time, sig, to syscall.Signal) []Action 
 		m.timeline = budget.Timeline{SignalAt: now, StopAt: now, GraceDeadline: now, HardDeadline: m.cleanupAt, Signals: 1}
 		return m.advance(now, nil)
 	}
-	ready := m.phase == statusfile.Ready
+	ready := m.phase == Ready
 	m.timeline = budget.Start(m.opt.Budget, now, ready)
 	switch {
 	case !ready:
-		return m.advance(now, m.setPhase(nil, statusfile.AbortingStartup))
+		return m.advance(now, m.setPhase(nil, AbortingStartup))
 	case m.timeline.StopAt.After(now):
 		// The hook is part of the quiesce: the stop signal waits for it.
-		return m.advance(now, m.startHook(now, m.setPhase(nil, statusfile.Quiescing)))
+		return m.advance(now, m.startHook(now, m.setPhase(nil, Quiescing)))
 	}
 	// No drain delay: the quiesce is empty, so it is not announced.
 	return m.advance(now, nil)
@@ -299,17 +299,17 @@ func (m *Machine) mainExited(now time.Time, code int, treeEmpty bool) []Action {
 	}
 	switch {
 	case !m.shutdown:
-		m.outcome, m.code = statusfile.ChildExited, code
+		m.outcome, m.code = ChildExited, code
 		m.cleanupAt = m.opt.Budget.CleanupDeadline(now)
 	case m.gracePast || !m.killedAt.IsZero() || !now.Before(m.timeline.GraceDeadline):
-		m.outcome, m.code = statusfile.DeadlineExceeded, ExitForced
+		m.outcome, m.code = DeadlineExceeded, ExitForced
 	default:
-		m.outcome, m.code = statusfile.Graceful, code
+		m.outcome, m.code = Graceful, code
 	}
 	if treeEmpty {
 		return m.enterStopped()
 	}
-	acts := m.setPhase(nil, statusfile.CleaningUp)
+	acts := m.setPhase(nil, CleaningUp)
 	if m.killedAt.IsZero() {
 		acts = append(acts, Action{Kind: ActTermTree, Signal: syscall.SIGTERM})
 	}
@@ -384,8 +384,8 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 		if !m.stopSent && !now.Before(m.timeline.StopAt) {
 			m.stopSent = true
 			acts = append(acts, m.forwardAction(m.stopSig, "stop"))
-			if m.phase == statusfile.Quiescing || m.phase == statusfile.Ready {
-				acts = m.setPhase(acts, statusfile.Draining)
+			if m.phase == Quiescing || m.phase == Ready {
+				acts = m.setPhase(acts, Draining)
 			}
 		}
 		if !m.gracePast && !now.Before(m.timeline.GraceDeadline) {
@@ -409,7 +409,7 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 		// Unkillable (uninterruptible sleep): exit anyway; as PID 1 the
 		// kernel ends the namespace with us.
 		if m.alive {
-			m.outcome, m.code = statusfile.DeadlineExceeded, ExitForced
+			m.outcome, m.code = DeadlineExceeded, ExitForced
 		}
 		return append(acts, m.enterStopped()...)
 	}
@@ -423,7 +423,7 @@ func (m *Machine) advance(now time.Time, acts []Action) []Action {
 // enterStopped ends the run: the stopped phase, then the exit with the decided code.
 func (m *Machine) enterStopped() []Action {
 	m.done = true
-	acts := m.setPhase(nil, statusfile.Stopped)
+	acts := m.setPhase(nil, Stopped)
 	return append(acts, Action{Kind: ActExit, Code: m.code})
 }
 

@@ -1,4 +1,4 @@
-package supervisor
+package core
 
 import (
 	"syscall"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/light-fabric/lfinit/budget"
-	"github.com/light-fabric/lfinit/statusfile"
 )
 
 // hookMachine is a ready machine with a shutdown hook of timeout hook.
@@ -29,10 +28,10 @@ func expectHook(t *testing.T, m *Machine, want HookReport) {
 func TestHookEndsBeforeTheDrainDelay(t *testing.T) {
 	m := hookMachine(t, 10*s, 250*ms, 3*s, 3*s)
 	expect(t, "term", m.Signal(t0, syscall.SIGTERM), "phase:quiescing start-hook")
-	expectHook(t, m, HookReport{Outcome: statusfile.HookRunning})
+	expectHook(t, m, HookReport{Outcome: HookRunning})
 	expectNext(t, m, at(3*s))
 	expect(t, "hook exits 0", m.HookExited(at(s), 0), "")
-	expectHook(t, m, HookReport{Outcome: statusfile.HookSucceeded, Code: 0, Duration: s, Ended: true})
+	expectHook(t, m, HookReport{Outcome: HookSucceeded, Code: 0, Duration: s, Ended: true})
 	expectNext(t, m, at(3*s))
 	expect(t, "drain delay", m.Tick(at(3*s)), "stop:SIGTERM phase:draining")
 	expect(t, "child exits", m.ChildExited(at(4*s), killed(syscall.SIGTERM), true), "phase:stopped exit:143")
@@ -61,10 +60,10 @@ func TestHookKilledAtItsTimeout(t *testing.T) {
 	m := hookMachine(t, 10*s, 250*ms, s, 4*s)
 	m.Signal(t0, syscall.SIGTERM)
 	expect(t, "timeout", m.Tick(at(4*s)), "kill-hook:timeout stop:SIGTERM phase:draining")
-	expectHook(t, m, HookReport{Outcome: statusfile.HookTimedOut})
+	expectHook(t, m, HookReport{Outcome: HookTimedOut})
 	expectNext(t, m, at(10*s))
 	expect(t, "hook reaped", m.HookExited(at(4*s+ms), killed(syscall.SIGKILL)), "")
-	expectHook(t, m, HookReport{Outcome: statusfile.HookTimedOut, Code: 137, Duration: 4*s + ms, Ended: true})
+	expectHook(t, m, HookReport{Outcome: HookTimedOut, Code: 137, Duration: 4*s + ms, Ended: true})
 	expect(t, "child exits", m.ChildExited(at(5*s), exited(0), true), "phase:stopped exit:0")
 }
 
@@ -73,9 +72,9 @@ func TestHookFailureKeepsTheChildsCode(t *testing.T) {
 	m := hookMachine(t, 10*s, 250*ms, 0, 2*s)
 	m.Signal(t0, syscall.SIGTERM)
 	expect(t, "hook fails", m.HookExited(at(100*ms), exited(3)), "stop:SIGTERM phase:draining")
-	expectHook(t, m, HookReport{Outcome: statusfile.HookFailed, Code: 3, Duration: 100 * ms, Ended: true})
+	expectHook(t, m, HookReport{Outcome: HookFailed, Code: 3, Duration: 100 * ms, Ended: true})
 	expect(t, "child exits", m.ChildExited(at(s), exited(7), true), "phase:stopped exit:7")
-	if m.Outcome() != statusfile.Graceful {
+	if m.Outcome() != Graceful {
 		t.Fatalf("outcome %s", m.Outcome())
 	}
 }
@@ -85,7 +84,7 @@ func TestHookThatCannotStart(t *testing.T) {
 	m := hookMachine(t, 10*s, 250*ms, 2*s, 2*s)
 	m.Signal(t0, syscall.SIGTERM)
 	expect(t, "not found", m.HookExited(t0, 127), "")
-	expectHook(t, m, HookReport{Outcome: statusfile.HookFailed, Code: 127, Ended: true})
+	expectHook(t, m, HookReport{Outcome: HookFailed, Code: 127, Ended: true})
 	expect(t, "drain delay", m.Tick(at(2*s)), "stop:SIGTERM phase:draining")
 }
 
@@ -95,10 +94,10 @@ func TestSecondSignalEndsTheHook(t *testing.T) {
 	m := hookMachine(t, 10*s, 250*ms, 3*s, 3*s)
 	m.Signal(t0, syscall.SIGTERM)
 	expect(t, "second term", m.Signal(at(s), syscall.SIGTERM), "kill-hook:hurry stop:SIGTERM phase:draining")
-	expectHook(t, m, HookReport{Outcome: statusfile.HookCutShort})
+	expectHook(t, m, HookReport{Outcome: HookCutShort})
 	expectNext(t, m, at(s+250*ms))
 	expect(t, "hook reaped", m.HookExited(at(s), killed(syscall.SIGKILL)), "")
-	expectHook(t, m, HookReport{Outcome: statusfile.HookCutShort, Code: 137, Duration: s, Ended: true})
+	expectHook(t, m, HookReport{Outcome: HookCutShort, Code: 137, Duration: s, Ended: true})
 	expect(t, "third term", m.Signal(at(s+100*ms), syscall.SIGTERM), "deadline:SIGTERM")
 }
 
@@ -150,7 +149,7 @@ func TestHookIsKilledWithTheTree(t *testing.T) {
 	expect(t, "child killed", m.ChildExited(at(2*s+251*ms), killed(syscall.SIGKILL), false), "phase:cleaning-up")
 	m.HookExited(at(2*s+252*ms), killed(syscall.SIGKILL))
 	expect(t, "empty", m.TreeEmpty(at(2*s+252*ms)), "phase:stopped exit:1")
-	expectHook(t, m, HookReport{Outcome: statusfile.HookTimedOut, Code: 137, Duration: 2*s + 252*ms, Ended: true})
+	expectHook(t, m, HookReport{Outcome: HookTimedOut, Code: 137, Duration: 2*s + 252*ms, Ended: true})
 }
 
 // The child exiting during the hook: the hook's timeout still applies.

@@ -1,8 +1,6 @@
-package supervisor
+package core
 
 import (
-	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,21 +29,5 @@ func BenchmarkMachineShutdown(b *testing.B) {
 		if acts := m.Signal(at(s), syscall.SIGTERM); !strings.Contains(show(acts), "stop:SIGTERM") {
 			b.Fatalf("actions %s", show(acts))
 		}
-	}
-}
-
-// BenchmarkSignalHop is kill(getpid(), SIGUSR1) until the signal arrives on
-// a signal.Notify channel: the Go runtime's part of every forward (handler,
-// os/signal's goroutine, the channel), which no code in lfinit can shorten.
-func BenchmarkSignalHop(b *testing.B) {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGUSR1)
-	defer signal.Stop(c)
-	pid := os.Getpid()
-	for b.Loop() {
-		if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
-			b.Fatal(err)
-		}
-		<-c
 	}
 }

@@ -1,4 +1,4 @@
-package supervisor
+package core
 
 import (
 	"strings"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/light-fabric/lfinit/budget"
 	"github.com/light-fabric/lfinit/exitcode"
-	"github.com/light-fabric/lfinit/statusfile"
 )
 
 func daemonMachine(mode Daemon, timeout time.Duration) *Machine {
@@ -26,7 +25,7 @@ func TestPidfileDaemonIsFollowedThenStoppedGracefully(t *testing.T) {
 	m := daemonMachine(DaemonPidfile, 5*s)
 	expect(t, "start", m.Started(t0, true), "phase:starting")
 	expect(t, "start command exits 0", m.ChildExited(at(s), exited(0), false), "read-pidfile")
-	if m.Phase() != statusfile.Starting {
+	if m.Phase() != Starting {
 		t.Fatalf("phase %q while the pidfile is awaited", m.Phase())
 	}
 	expect(t, "not there yet", m.PidfileChecked(at(s), "does not exist"), "")
@@ -38,7 +37,7 @@ func TestPidfileDaemonIsFollowedThenStoppedGracefully(t *testing.T) {
 	expect(t, "relay to the daemon", m.Signal(at(2*s), syscall.SIGHUP), "relay:SIGHUP")
 	expect(t, "TERM", m.Signal(at(3*s), syscall.SIGTERM), "stop:SIGTERM phase:draining")
 	expect(t, "daemon exits", m.ChildExited(at(4*s), killed(syscall.SIGTERM), true), "phase:stopped exit:143")
-	expectOutcome(t, m, statusfile.Graceful, 143)
+	expectOutcome(t, m, Graceful, 143)
 }
 
 func TestPidfileDaemonThatIgnoresTermIsKilled(t *testing.T) {
@@ -50,7 +49,7 @@ func TestPidfileDaemonThatIgnoresTermIsKilled(t *testing.T) {
 	expect(t, "grace", m.Tick(at(10*s)), "deadline:SIGTERM")
 	expect(t, "hard", m.Tick(at(10*s+250*ms)), "kill-tree")
 	expect(t, "killed", m.ChildExited(at(10*s+260*ms), killed(syscall.SIGKILL), true), "phase:stopped exit:1")
-	expectOutcome(t, m, statusfile.DeadlineExceeded, 1)
+	expectOutcome(t, m, DeadlineExceeded, 1)
 }
 
 func TestPidfileDaemonExitsOnItsOwn(t *testing.T) {
@@ -59,7 +58,7 @@ func TestPidfileDaemonExitsOnItsOwn(t *testing.T) {
 	m.ChildExited(at(s), exited(0), false)
 	m.Adopt(at(s))
 	expect(t, "daemon exits 3", m.ChildExited(at(9*s), exited(3), true), "phase:stopped exit:3")
-	expectOutcome(t, m, statusfile.ChildExited, 3)
+	expectOutcome(t, m, ChildExited, 3)
 }
 
 func TestPidfileNeverValidFailsAtTheDeadlineAndCleansUp(t *testing.T) {
@@ -76,7 +75,7 @@ func TestPidfileNeverValidFailsAtTheDeadlineAndCleansUp(t *testing.T) {
 	if !strings.Contains(acts[0].Why, "not in lfinit's tree") {
 		t.Fatalf("the failure does not carry the problem: %q", acts[0].Why)
 	}
-	expectOutcome(t, m, statusfile.Failed, exitcode.NoPidfile)
+	expectOutcome(t, m, Failed, exitcode.NoPidfile)
 	expect(t, "no relay to a stranger", m.Signal(at(2*s), syscall.SIGHUP), "")
 	expect(t, "a late pid is not adopted", m.Adopt(at(2*s)), "")
 	// A leftover that ignores TERM is killed after the floor, as usual.
@@ -89,7 +88,7 @@ func TestPidfileStartCommandLeavesNothing(t *testing.T) {
 	m := daemonMachine(DaemonPidfile, 5*s)
 	m.Started(t0, true)
 	expect(t, "exit 0, tree empty", m.ChildExited(at(s), exited(0), true), "pidfile-failed phase:stopped exit:1")
-	expectOutcome(t, m, statusfile.Failed, 1)
+	expectOutcome(t, m, Failed, 1)
 }
 
 func TestPidfileDaemonDiesBeforeAdoption(t *testing.T) {
@@ -108,7 +107,7 @@ func TestPidfileStartCommandFails(t *testing.T) {
 	m := daemonMachine(DaemonPidfile, 5*s)
 	m.Started(t0, true)
 	expect(t, "exit 4", m.ChildExited(at(s), exited(4), false), "phase:cleaning-up term-tree")
-	expectOutcome(t, m, statusfile.ChildExited, 4)
+	expectOutcome(t, m, ChildExited, 4)
 }
 
 func TestShutdownWhileAwaitingThePidfileAborts(t *testing.T) {
@@ -120,7 +119,7 @@ func TestShutdownWhileAwaitingThePidfileAborts(t *testing.T) {
 	expectNext(t, m, at(s+255*ms)) // no more reads: only the floor
 	expect(t, "a late pid is not adopted", m.Adopt(at(s+10*ms)), "")
 	expect(t, "gone", m.TreeEmpty(at(s+20*ms)), "phase:stopped exit:0")
-	expectOutcome(t, m, statusfile.Graceful, 0)
+	expectOutcome(t, m, Graceful, 0)
 
 	m = daemonMachine(DaemonPidfile, 5*s)
 	m.Started(t0, true)
@@ -128,7 +127,7 @@ func TestShutdownWhileAwaitingThePidfileAborts(t *testing.T) {
 	m.Signal(at(s), syscall.SIGTERM)
 	expect(t, "floor", m.Tick(at(s+250*ms)), "kill-tree")
 	expect(t, "killed", m.TreeEmpty(at(s+260*ms)), "phase:stopped exit:1")
-	expectOutcome(t, m, statusfile.DeadlineExceeded, 1)
+	expectOutcome(t, m, DeadlineExceeded, 1)
 }
 
 func TestShutdownWhileTheStartCommandRunsIsAStartupAbort(t *testing.T) {
@@ -159,14 +158,14 @@ func TestTreeModeStaysWhileTheTreeLives(t *testing.T) {
 	m := daemonMachine(DaemonTree, 0)
 	expect(t, "start", m.Started(t0, true), "phase:ready")
 	expect(t, "exit 0", m.ChildExited(at(s), exited(0), false), "")
-	if !m.FollowsTree() || m.Phase() != statusfile.Ready {
+	if !m.FollowsTree() || m.Phase() != Ready {
 		t.Fatalf("after the start command: follows tree %v, phase %q", m.FollowsTree(), m.Phase())
 	}
 	expect(t, "relay", m.Signal(at(2*s), syscall.SIGUSR1), "tree-relay:SIGUSR1")
 	m.OtherExited(5)
 	m.OtherExited(3)
 	expect(t, "tree gone", m.TreeEmpty(at(3*s)), "phase:stopped exit:3")
-	expectOutcome(t, m, statusfile.ChildExited, 3)
+	expectOutcome(t, m, ChildExited, 3)
 }
 
 func TestTreeModeShutdownAndDeadline(t *testing.T) {
@@ -178,7 +177,7 @@ func TestTreeModeShutdownAndDeadline(t *testing.T) {
 	expect(t, "hard", m.Tick(at(10*s+250*ms)), "kill-tree")
 	m.OtherExited(137)
 	expect(t, "gone", m.TreeEmpty(at(10*s+260*ms)), "phase:stopped exit:1")
-	expectOutcome(t, m, statusfile.DeadlineExceeded, 1)
+	expectOutcome(t, m, DeadlineExceeded, 1)
 
 	m = daemonMachine(DaemonTree, 0)
 	m.Started(t0, true)
@@ -186,7 +185,7 @@ func TestTreeModeShutdownAndDeadline(t *testing.T) {
 	m.Signal(at(2*s), syscall.SIGTERM)
 	m.OtherExited(143)
 	expect(t, "gone in time", m.TreeEmpty(at(3*s)), "phase:stopped exit:143")
-	expectOutcome(t, m, statusfile.Graceful, 143)
+	expectOutcome(t, m, Graceful, 143)
 }
 
 func TestTreeModeStartCommandExitsDuringTheShutdown(t *testing.T) {
@@ -195,7 +194,7 @@ func TestTreeModeStartCommandExitsDuringTheShutdown(t *testing.T) {
 	expect(t, "TERM", m.Signal(at(s), syscall.SIGTERM), "stop:SIGTERM phase:draining")
 	expect(t, "exit 0", m.ChildExited(at(2*s), exited(0), false), "tree-stop:SIGTERM")
 	expect(t, "gone", m.TreeEmpty(at(3*s)), "phase:stopped exit:0")
-	expectOutcome(t, m, statusfile.Graceful, 0)
+	expectOutcome(t, m, Graceful, 0)
 }
 
 func TestTreeModeOrdinaryExits(t *testing.T) {
@@ -206,7 +205,7 @@ func TestTreeModeOrdinaryExits(t *testing.T) {
 	m = daemonMachine(DaemonTree, 0)
 	m.Started(t0, true)
 	expect(t, "exit 2", m.ChildExited(at(s), exited(2), false), "phase:cleaning-up term-tree")
-	expectOutcome(t, m, statusfile.ChildExited, 2)
+	expectOutcome(t, m, ChildExited, 2)
 }
 
 func TestExitMapAppliesToTheTreesCode(t *testing.T) {
@@ -256,7 +255,7 @@ func FuzzMachineDaemon(f *testing.F) {
 				case ActExit:
 					exits++
 					o := m.Outcome()
-					if (o == statusfile.Failed || o == statusfile.DeadlineExceeded) && a.Code != 1 {
+					if (o == Failed || o == DeadlineExceeded) && a.Code != 1 {
 						t.Fatalf("outcome %s with exit %d", o, a.Code)
 					}
 				}

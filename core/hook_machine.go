@@ -1,13 +1,6 @@
-package supervisor
+package core
 
-import (
-	"time"
-
-	"github.com/light-fabric/lfinit/statusfile"
-)
-
-// HookOutcome is the shutdown hook's (see statusfile).
-type HookOutcome = statusfile.HookOutcome
+import "time"
 
 // hookState is what the machine knows of the shutdown hook (--on-shutdown):
 // it is started once, at the first shutdown signal of a ready child, and
@@ -47,11 +40,11 @@ func (m *Machine) Hook() HookReport {
 func (m *Machine) runningOutcome() HookOutcome {
 	switch m.hook.killedFor {
 	case "timeout":
-		return statusfile.HookTimedOut
+		return HookTimedOut
 	case "hurry":
-		return statusfile.HookCutShort
+		return HookCutShort
 	}
-	return statusfile.HookRunning
+	return HookRunning
 }
 
 // startHook asks for the hook when the shutdown's timeline has one (a
@@ -94,10 +87,10 @@ func (m *Machine) HookExited(now time.Time, code int) []Action {
 	}
 	m.hook.running, m.hook.endedAt, m.hook.code = false, now, code
 	m.hook.outcome = m.runningOutcome()
-	if m.hook.outcome == statusfile.HookRunning {
-		m.hook.outcome = statusfile.HookSucceeded
+	if m.hook.outcome == HookRunning {
+		m.hook.outcome = HookSucceeded
 		if code != 0 {
-			m.hook.outcome = statusfile.HookFailed
+			m.hook.outcome = HookFailed
 		}
 	}
 	if m.done {
