@@ -94,14 +94,8 @@ func parseArgs(args []string, getenv func(string) string) (*config, error) {
 	if err := checkPush(c.push); err != nil {
 		return nil, err
 	}
-	if c.push.Gateway != "" {
-		c.opts.Budget.Push = c.push.Timeout
-	}
-	if err := c.checkHook(); err != nil {
+	if err := c.checkBudget(); err != nil {
 		return nil, err
-	}
-	if err := c.opts.Budget.Validate(); err != nil {
-		return nil, usagef("%v: set --drain-delay below --grace", err)
 	}
 	if err := c.checkObservability(); err != nil {
 		return nil, err
@@ -148,17 +142,11 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 	return applyEnv(fs, getenv)
 }
 
-// checkObservability validates the readiness checks and the stop timeout.
+// checkObservability validates the readiness checks.
 func (c *config) checkObservability() error {
-	switch {
-	case c.readyTCP != "" && c.readyHTTP != "":
+	if c.readyTCP != "" && c.readyHTTP != "" {
 		// Each value was checked as it was set (checks.go).
 		return usagef("--ready-tcp and --ready-http exclude each other: choose one")
-	}
-	b := c.opts.Budget
-	if c.stopTimeout > 0 && !b.Fits(c.stopTimeout, c.allowance) {
-		return usagef("%s = %v does not fit --stop-timeout %v: the orchestrator would SIGKILL first (137); raise its timeout to %ds or lower --grace",
-			b.Breakdown(c.allowance), b.Needed(c.allowance), c.stopTimeout, b.RecommendedSeconds(c.allowance))
 	}
 	return nil
 }

@@ -173,51 +173,53 @@ func probeCmd(c *config, args []string, stdout io.Writer) (int, error) {
 func writerAlive(int) bool { return true }
 
 // budgetCmd prints the shutdown timeline and checks it against a stop timeout.
-// It reads the run's own options, so that the defaults and the spelling
-// are the run's.
+// It reads the run's own options and checks them as a run does
+// (checkBudget), so that the defaults, the spelling and the messages are
+// the run's.
 func budgetCmd(c *config, _ []string, stdout io.Writer) (int, error) {
-	if err := c.checkHook(); err != nil {
+	err := c.checkBudget()
+	var short *tooShort
+	if err != nil && !errors.As(err, &short) {
 		return exitcode.Usage, err
 	}
-	b, stop, allowance := c.opts.Budget, c.stopTimeout, c.allowance
-	if err := b.Validate(); err != nil {
-		return exitcode.Usage, usagef("%v", err)
-	}
-	if c.push.Gateway != "" { // a push of the final metrics counts only when one is configured
-		b.Push = c.push.Timeout
-	}
+	b, allowance := c.opts.Budget, c.allowance
 	fmt.Fprint(stdout, timeline(b))
 	rec := b.RecommendedSeconds(allowance)
 	fmt.Fprintf(stdout, "needs a stop timeout of at least %v (%s)\n", b.Needed(allowance), b.Breakdown(allowance))
 	fmt.Fprintf(stdout, "recommended: terminationGracePeriodSeconds: %d   (docker stop -t %d, podman stop -t %d)\n", rec, rec, rec)
-	if stop == 0 {
-		return 0, nil
+	switch {
+	case short != nil:
+		fmt.Fprintf(stdout, "%s\n", short.msg)
+		return exitcode.Failed, nil
+	case c.stopTimeout > 0:
+		fmt.Fprintf(stdout, "stop timeout %v: fits, %v to spare\n", c.stopTimeout, c.stopTimeout-b.Needed(allowance))
 	}
-	if b.Fits(stop, allowance) {
-		fmt.Fprintf(stdout, "stop timeout %v: fits, %v to spare\n", stop, stop-b.Needed(allowance))
-		return 0, nil
-	}
-	fmt.Fprintf(stdout, "stop timeout %v: TOO SHORT by %v; the orchestrator would SIGKILL lfinit (exit 137) before its own deadline. Set terminationGracePeriodSeconds: %d, or lower --grace.\n",
-		stop, b.Needed(allowance)-stop, rec)
-	return exitcode.Failed, nil
+	return 0, nil
 }
 
-// timeline is the schedule of a shutdown, one line per step.
+// timeline is the schedule of a shutdown, one line per step, as
+// budget.Start fixes it for a ready child whose first shutdown signal
+// comes at t0.
 func timeline(b budget.Config) string {
-	at := func(d time.Duration) string { return "t0+" + d.String() }
+	var t0 time.Time
+	tl := budget.Start(b, t0, true)
+	at := func(t time.Time) string { return "t0+" + t.Sub(t0).String() }
 	out := "shutdown timeline (t0 = the first shutdown signal):\n"
 	out += fmt.Sprintf("  %-14s readiness drops (/readyz 503); the child is untouched while it quiesces\n", "t0")
-	if b.Hook > 0 {
+	if !tl.HookDeadline.IsZero() {
+		// A hook that ends at once lets the stop signal go at the drain delay.
+		first := tl.HookEnded(b, t0).StopAt
 		out += fmt.Sprintf("  %-14s shutdown hook starts (--on-shutdown)\n", "t0")
-		out += fmt.Sprintf("  %-14s at the latest: shutdown hook killed (--on-shutdown-timeout %v)\n", at(b.Hook), b.Hook)
-		out += fmt.Sprintf("  %-14s at the latest: stop signal forwarded (when the hook ends, not before %s); the drain begins\n", at(max(b.DrainDelay, b.Hook)), at(b.DrainDelay))
+		out += fmt.Sprintf("  %-14s at the latest: shutdown hook killed (--on-shutdown-timeout %v)\n", at(tl.HookDeadline), tl.HookDeadline.Sub(t0))
+		out += fmt.Sprintf("  %-14s at the latest: stop signal forwarded (when the hook ends, not before %s); the drain begins\n", at(tl.StopAt), at(first))
 	} else {
-		out += fmt.Sprintf("  %-14s stop signal forwarded; the drain begins\n", at(b.DrainDelay))
+		out += fmt.Sprintf("  %-14s stop signal forwarded; the drain begins\n", at(tl.StopAt))
 	}
-	out += fmt.Sprintf("  %-14s grace deadline: deadline signal; the child is late (exit 1 from here)\n", at(b.Grace))
-	out += fmt.Sprintf("  %-14s hard deadline: SIGKILL to the whole tree, lfinit exits 1\n", at(b.Total()))
+	out += fmt.Sprintf("  %-14s grace deadline: deadline signal; the child is late (exit 1 from here)\n", at(tl.GraceDeadline))
+	out += fmt.Sprintf("  %-14s hard deadline: SIGKILL to the whole tree, lfinit exits 1\n", at(tl.HardDeadline))
 	if b.Push > 0 {
-		out += fmt.Sprintf("  %-14s at the latest: the final metrics pushed (--push-timeout %v), lfinit gone\n", at(b.Total()+b.Push), b.Push)
+		// The push comes once the tree is reaped, after the hard deadline.
+		out += fmt.Sprintf("  %-14s at the latest: the final metrics pushed (--push-timeout %v), lfinit gone\n", at(tl.HardDeadline.Add(b.Push)), b.Push)
 	}
 	return out
 }
