@@ -123,9 +123,9 @@ func (r *runner) pidfileFailed(problem string) {
 
 // signalTree delivers a forward meant for every process of the tree.
 func (r *runner) signalTree(sig syscall.Signal) error {
-	res := r.sendTree(r.PID1, sig, 0)
-	r.warnUnsignalled(res.Failed, sig)
-	if len(res.Hit) == 0 {
+	reached, news := r.tree.signal(sig)
+	r.news(news)
+	if !reached {
 		return errChildGone // nothing left to signal: nothing to report
 	}
 	return nil

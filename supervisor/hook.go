@@ -28,11 +28,11 @@ func (r *runner) startHook() []core.Action {
 		if errors.As(err, &se) {
 			code = se.Code
 		}
-		r.unpublished = true
+		r.status.unpublished = true
 		r.logLine(slog.LevelWarn, "shutdown hook could not start", "cmd", r.Hook[0], "err", err.Error(), "exit_code", code)
 		return r.m.HookExited(now, code)
 	}
-	r.hook, r.unpublished = pid, true
+	r.hook, r.status.unpublished = pid, true
 	if r.logsAt(slog.LevelDebug) {
 		r.logLine(slog.LevelDebug, "shutdown hook started", "hook_pid", pid, "cmd", r.Hook[0], "timeout_seconds", seconds(r.Budget.Hook))
 	}
@@ -59,7 +59,7 @@ func (r *runner) killHook(why string) {
 // and logs how it went: INFO when it succeeded, WARN otherwise.
 func (r *runner) hookExited(now time.Time, status unix.WaitStatus) []core.Action {
 	acts := r.m.HookExited(now, reaper.ExitCode(status))
-	r.unpublished = true
+	r.status.unpublished = true
 	h := r.m.Hook()
 	level := slog.LevelWarn
 	if h.Outcome == statusfile.HookSucceeded {

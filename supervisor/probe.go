@@ -22,12 +22,12 @@ func (r *runner) probeReport(rep readiness.Report) {
 		return // a report sent as the phase moved on is no news
 	}
 	if rep.Err != r.probe.err {
-		r.probe.err, r.unpublished = rep.Err, true
+		r.probe.err, r.status.unpublished = rep.Err, true
 	}
 	if !rep.Remind {
 		return
 	}
-	r.unpublished = true // updated_at says the check still runs
+	r.status.unpublished = true // updated_at says the check still runs
 	r.logLine(slog.LevelInfo, fmt.Sprintf("still starting: %s (%d s)", rep.Err, int(rep.Waited.Seconds())),
 		"check", r.Readiness.String(), "waited_seconds", seconds(rep.Waited))
 }

@@ -20,8 +20,8 @@ func TestProbeReports(t *testing.T) {
 	why := "127.0.0.1:8080 refuses connections"
 
 	r.probeReport(readiness.Report{Err: why, Waited: time.Millisecond})
-	if e := r.probe.lastError(); e == nil || *e != why || !r.unpublished || log.Len() != 0 {
-		t.Fatalf("a new reason: ready_error %v, unpublished %v, log %q; want it published, not logged", e, r.unpublished, log.String())
+	if e := r.probe.lastError(); e == nil || *e != why || !r.status.unpublished || log.Len() != 0 {
+		t.Fatalf("a new reason: ready_error %v, unpublished %v, log %q; want it published, not logged", e, r.status.unpublished, log.String())
 	}
 	r.probeReport(readiness.Report{Err: why, Waited: 12 * time.Second, Remind: true})
 	if line := log.String(); !strings.Contains(line, `level=INFO msg="still starting: `+why+` (12 s)"`) || !strings.Contains(line, "waited_seconds=12") {

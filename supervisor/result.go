@@ -23,8 +23,8 @@ type Result struct {
 // result is the run's Result, once the machine said exit; the metrics'
 // readiness is down by then whatever the last phase said.
 func (r *runner) result() Result {
-	r.setReady(false)
-	res := Result{Code: r.code, Status: r.snapshot(), Start: r.start, Leftovers: r.leftovers, Interactive: r.interactive}
+	r.status.setReady(false)
+	res := Result{Code: r.code, Status: r.snapshot(), Start: r.status.start, Leftovers: r.tree.leftovers, Interactive: r.interactive}
 	if u, err := reaper.TreeUsage(); err == nil && r.child > 0 {
 		cpu := (u.User + u.System).Seconds()
 		res.Status.TreePeakRSSBytes, res.Status.TreeCPUSeconds = &u.PeakRSS, &cpu

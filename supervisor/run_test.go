@@ -43,7 +43,9 @@ func (f *fakeTree) kill(pid1 bool, group int, hold bool) reaper.Signalled {
 func testRunner(tree *fakeTree, level slog.Level, log *bytes.Buffer) *runner {
 	now := time.Now()
 	c := Config{Options: core.Options{Budget: budget.Default()}, Log: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: level}))}
-	r := &runner{Config: c, m: core.NewMachine(c.Options), start: now, phaseSince: now, self: 1, child: 100, sendTree: tree.signal, killTree: tree.kill}
+	r := newRunner(c, now)
+	r.self, r.child = 1, 100
+	r.tree.send, r.tree.kill = tree.signal, tree.kill
 	r.m.Started(now, true)
 	return r
 }
@@ -81,8 +83,8 @@ func TestKillCountsEachProcessOnce(t *testing.T) {
 	if want := []int{100, 100, 0}; !slices.Equal(tree.groups, want) {
 		t.Errorf("groups %v, want %v: the child's group while it lives, none once reaped", tree.groups, want)
 	}
-	if len(r.killed) != 3 {
-		t.Errorf("killed %d processes, want 3 (100, 101, 102 once each)", len(r.killed))
+	if len(r.tree.killed) != 3 {
+		t.Errorf("killed %d processes, want 3 (100, 101, 102 once each)", len(r.tree.killed))
 	}
 	out := log.String()
 	if n := strings.Count(out, "hard deadline: killed the process tree"); n != 1 || !strings.Contains(out, "killed=2") {
@@ -110,8 +112,8 @@ func TestKillOfNothingIsNotAWarning(t *testing.T) {
 	if strings.Contains(out, "level=WARN") || !strings.Contains(out, "nothing of the tree was left to kill") {
 		t.Errorf("log:\n%s", out)
 	}
-	if len(r.killed) != 0 || !r.unpublished {
-		t.Errorf("killed %d, dirty %v: want none, and a status to publish", len(r.killed), r.unpublished)
+	if len(r.tree.killed) != 0 || !r.status.unpublished {
+		t.Errorf("killed %d, dirty %v: want none, and a status to publish", len(r.tree.killed), r.status.unpublished)
 	}
 }
 
