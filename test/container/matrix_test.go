@@ -129,7 +129,9 @@ func TestGraceBeyondEngineTimeout(t *testing.T) {
 			t.Errorf("lfinit logged an exit, but the engine should have killed it first")
 		}
 		t.Logf("timing: --grace=5s, podman stop -t 2: %v, exit 137", took)
-		between(t, "stop to exit", took.exited, 2*time.Second, 3500*time.Millisecond)
+		// The engine's kill at its 2 s, whenever podman gets to it, as long
+		// as it comes before lfinit's own grace deadline (5 s).
+		between(t, "stop to exit", took.exited, 2*time.Second, 5*time.Second)
 	})
 	t.Run("stop-timeout refuses to start", func(t *testing.T) {
 		c := run(t, baseImage, []string{"--env", "LFINIT_GRACE=5s", "--env", "LFINIT_STOP_TIMEOUT=2s"}, helperArgs()...)
