@@ -2,7 +2,6 @@ package statusfile
 
 import (
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/light-fabric/lfinit/reaper"
@@ -20,47 +19,13 @@ func TestStartTicks(t *testing.T) {
 	}
 }
 
-// TestWriterState checks the three answers against real processes: this
-// test's own (alive), an exited one (gone), and a pid recycled by another
-// process (the start time differs: gone).
-func TestWriterState(t *testing.T) {
+// TestStampOwner: the writer records its PID namespace and start time,
+// the identity readers check it by (report.WriterState).
+func TestStampOwner(t *testing.T) {
 	var s Status
-	s.Pid = os.Getpid()
 	s.stampOwner()
-	if s.PidNamespace == nil || s.PidStartTicks == nil {
-		t.Fatal("stampOwner recorded nothing")
-	}
-	if got := WriterState(s, "/proc"); got != WriterAlive {
-		t.Errorf("own process: %v, want alive", got)
-	}
-
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	gone := s
-	gone.Pid = cmd.Process.Pid
-	if got := WriterState(gone, "/proc"); got != WriterGone {
-		t.Errorf("exited process: %v, want gone", got)
-	}
-
-	recycled := s
-	other := *s.PidStartTicks + 1
-	recycled.PidStartTicks = &other
-	if got := WriterState(recycled, "/proc"); got != WriterGone {
-		t.Errorf("same pid, another start time: %v, want gone", got)
-	}
-
-	// From another PID namespace the process is searched for; this one is
-	// found by its namespace, innermost pid and start time.
-	elsewhere := s
-	ns := "pid:[1]"
-	elsewhere.PidNamespace = &ns
-	if got := WriterState(elsewhere, "/proc"); got == WriterAlive {
-		t.Errorf("a namespace nobody is in: %v, want gone or unknown", got)
-	}
-	old := Status{Pid: os.Getpid()} // an older lfinit's file: pid only
-	if got := WriterState(old, "/proc"); got != WriterAlive {
-		t.Errorf("pid-only file of a live pid: %v, want alive", got)
+	p, _ := reaper.Read(os.Getpid())
+	if s.PidNamespace == nil || s.PidStartTicks == nil || *s.PidStartTicks != p.Start {
+		t.Fatalf("stampOwner recorded %v, %v; want this process's namespace and start %d", s.PidNamespace, s.PidStartTicks, p.Start)
 	}
 }

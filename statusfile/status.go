@@ -1,6 +1,6 @@
-// Package statusfile is the shape of lfinit's published state and the files
-// it is published in: the status file, replaced atomically at every phase
-// transition, and the Kubernetes termination message written at exit.
+// Package statusfile is the shape of lfinit's published state and the file
+// it is published in, replaced atomically at every phase transition, with
+// the writer's identity in it so that readers can tell a stale file.
 package statusfile
 
 import (

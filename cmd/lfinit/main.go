@@ -27,6 +27,7 @@ import (
 	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/statusfile"
 	"github.com/light-fabric/lfinit/supervisor"
+	"github.com/light-fabric/lfinit/termlog"
 )
 
 func main() {
@@ -145,7 +146,7 @@ func prepare(c *config) (*prepared, error) {
 		}
 	}
 	if c.termLog != "" && c.termLog != "none" {
-		if err := statusfile.PrepareTerminationLog(c.termLog); err != nil {
+		if err := termlog.Prepare(c.termLog); err != nil {
 			return nil, err
 		}
 	}
@@ -252,7 +253,7 @@ func newLogger(c *config, stderr io.Writer) (*asynclog.Writer, *slog.Logger) {
 func terminationLog(flag string) string {
 	switch flag {
 	case "":
-		return statusfile.DefaultTerminationLog()
+		return termlog.Default()
 	case "none":
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/light-fabric/lfinit/budget"
+	"github.com/light-fabric/lfinit/cmd/lfinit/internal/report"
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/statusfile"
 )
@@ -112,7 +113,7 @@ func statusCmd(c *config, _ []string, stdout io.Writer) (int, error) {
 		if stale != "" {
 			fmt.Fprintf(stdout, "STALE:      %s\n", stale)
 		}
-		fmt.Fprint(stdout, statusfile.Describe(s, time.Now()))
+		fmt.Fprint(stdout, report.Describe(s, time.Now()))
 	}
 	if stale != "" {
 		// Exit 1, so that a script does not take a dead lfinit's last
@@ -135,7 +136,7 @@ type statusView struct {
 // wrote it is gone without writing "stopped". "" when it runs, stopped
 // cleanly, or cannot be told from here.
 func staleness(s statusfile.Status) string {
-	if s.Phase == statusfile.Stopped || statusfile.WriterState(s, "/proc") != statusfile.WriterGone {
+	if s.Phase == statusfile.Stopped || report.WriterState(s, "/proc") != report.WriterGone {
 		return ""
 	}
 	return fmt.Sprintf("the lfinit that wrote this file (pid %d) is gone (killed or crashed); its last phase was %s", s.Pid, s.Phase)
@@ -155,9 +156,9 @@ func probeCmd(c *config, args []string, stdout io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "not %s: %s\n", kind, stale)
 		return exitcode.Failed, nil
 	}
-	ok := statusfile.ProbeLive(s, writerAlive)
+	ok := report.ProbeLive(s, writerAlive)
 	if kind == "ready" {
-		ok = statusfile.ProbeReady(s, writerAlive)
+		ok = report.ProbeReady(s, writerAlive)
 	}
 	if !ok {
 		fmt.Fprintf(stdout, "not %s: phase %s\n", kind, s.Phase)

@@ -12,6 +12,7 @@ import (
 	"github.com/light-fabric/lfinit/internal/logline"
 	"github.com/light-fabric/lfinit/statusfile"
 	"github.com/light-fabric/lfinit/supervisor"
+	"github.com/light-fabric/lfinit/termlog"
 )
 
 // The bounds of the records that have no option of their own (the push's
@@ -83,8 +84,8 @@ func (rec Records) terminationMessage(s statusfile.Status, total time.Duration) 
 	if rec.TerminationLog == "" {
 		return
 	}
-	msg := statusfile.TerminationMessage(s, total)
-	if err := withTimeout(WriteBound, func() error { return statusfile.WriteTerminationLog(rec.TerminationLog, msg) }); err != nil {
+	msg := termlog.Message(s, total)
+	if err := withTimeout(WriteBound, func() error { return termlog.Write(rec.TerminationLog, msg) }); err != nil {
 		rec.Log.Warn("cannot write the termination message", "path", rec.TerminationLog, "err", err)
 	}
 }

@@ -1,33 +1,41 @@
-package statusfile
+// Package termlog is the Kubernetes termination message: a short summary
+// of the final status, bounded to what the kubelet keeps, written where
+// the orchestrator reads it after the container exits.
+package termlog
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/light-fabric/lfinit/statusfile"
 )
 
-// maxTerminationMessage bounds TerminationMessage. Kubernetes keeps at most
+// maxMessage bounds Message. Kubernetes keeps at most
 // 4096 bytes per container (and less when a pod has many), so staying well
 // under that keeps the summary intact in `kubectl describe`.
-const maxTerminationMessage = 1023
+const maxMessage = 1023
 
-// defaultTerminationLog is where Kubernetes mounts the termination message
+// defaultPath is where Kubernetes mounts the termination message
 // file; a variable so tests can point it elsewhere.
-var defaultTerminationLog = "/dev/termination-log"
+var defaultPath = "/dev/termination-log"
 
-// TerminationMessage is the short final summary written to the termination
+// Message is the short final summary written to the termination
 // log: one plain-text paragraph, always under 1024 bytes, built from the
 // final status s and the total run time (lfinit's start to its end). Null
 // fields are left out.
-func TerminationMessage(s Status, total time.Duration) string {
+func Message(s statusfile.Status, total time.Duration) string {
 	head := summaryHead(s, total)
 	n := len(s.StillRunning)
 	if n == 0 {
-		return truncateUTF8(head, maxTerminationMessage)
+		return truncateUTF8(head, maxMessage)
 	}
 	const intro = "; still running at the hard deadline and killed: "
 	fallback := intro + strconv.Itoa(n) + " process"
@@ -36,7 +44,7 @@ func TerminationMessage(s Status, total time.Duration) string {
 	}
 	// The head is ours and short; truncating it only guards against an
 	// absurd reason or signal string eating the whole budget.
-	head = truncateUTF8(head, maxTerminationMessage-len(fallback))
+	head = truncateUTF8(head, maxMessage-len(fallback))
 	list, ok := killedList(head+intro, s.StillRunning)
 	if !ok {
 		return head + fallback
@@ -47,7 +55,7 @@ func TerminationMessage(s Status, total time.Duration) string {
 // summaryHead is the first part of the summary: outcome (or phase), exit
 // code, reason, signal, the run's duration and the shutdown's, and how the
 // shutdown hook went, on one line.
-func summaryHead(s Status, total time.Duration) string {
+func summaryHead(s statusfile.Status, total time.Duration) string {
 	// Pairs in a slice, joined once: a closure that wrote to a Builder was
 	// inlined at each of its calls, 12 KB of the binary.
 	var kv []string
@@ -87,7 +95,7 @@ func summaryHead(s Status, total time.Duration) string {
 		field("hook_duration", millis(seconds(*s.HookDurationSeconds)))
 	}
 	head := "lfinit: " + strings.Join(kv, " ")
-	if s.Cause != nil && *s.Cause == CauseOOMKill {
+	if s.Cause != nil && *s.Cause == statusfile.CauseOOMKill {
 		head += "; killed by the kernel's OOM killer" + memoryClause(s)
 	}
 	return oneLine(head)
@@ -100,7 +108,7 @@ func millis(d time.Duration) string { return d.Round(time.Millisecond).String() 
 func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 // memoryClause is ": 255MiB used of a 256MiB limit", or what of it is known.
-func memoryClause(s Status) string {
+func memoryClause(s statusfile.Status) string {
 	switch {
 	case s.MemoryPeakBytes != nil && s.MemoryLimitBytes != nil:
 		return ": " + mebibytes(*s.MemoryPeakBytes) + " used of a " + mebibytes(*s.MemoryLimitBytes) + " limit"
@@ -125,7 +133,7 @@ func mebibytes(n uint64) string {
 // of the run (StartedAt + total); ok is false when no shutdown was asked.
 // The published times are wall-clock ones, so a clock step is clamped to
 // the run rather than shown as a negative or longer shutdown.
-func shutdownDuration(s Status, total time.Duration) (time.Duration, bool) {
+func shutdownDuration(s statusfile.Status, total time.Duration) (time.Duration, bool) {
 	if s.SignalAt == nil || s.StartedAt == nil {
 		return 0, false
 	}
@@ -151,7 +159,7 @@ func killedList(prefix string, names []string) (string, bool) {
 		}
 		// Include name only if the "and N more" that may follow still
 		// fits: that is what guarantees the final append below fits.
-		if m.Len()+len(sep)+len(name)+len(more) > maxTerminationMessage {
+		if m.Len()+len(sep)+len(name)+len(more) > maxMessage {
 			break
 		}
 		m.WriteString(sep)
@@ -193,10 +201,10 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// WriteTerminationLog writes msg to path, replacing its contents, where the
+// Write writes msg to path, replacing its contents, where the
 // orchestrator reads it after the container exits (Kubernetes: the
 // container's terminationMessagePath). An empty path means disabled.
-func WriteTerminationLog(path, msg string) error {
+func Write(path, msg string) error {
 	if path == "" {
 		return nil
 	}
@@ -206,12 +214,12 @@ func WriteTerminationLog(path, msg string) error {
 	return nil
 }
 
-// PrepareTerminationLog checks at startup, before the child exists, that
+// Prepare checks at startup, before the child exists, that
 // the termination message can be written at path, so that a bad
 // --termination-log is a usage error (exit 2) rather than a WARN at exit,
 // when the message is lost. It creates the file if missing, and leaves an
 // existing one's contents alone.
-func PrepareTerminationLog(path string) error {
+func Prepare(path string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("termination log %s cannot be written: %v (choose a writable file with --termination-log, or none)", path, rootCause(err))
@@ -219,11 +227,25 @@ func PrepareTerminationLog(path string) error {
 	return f.Close()
 }
 
-// DefaultTerminationLog returns /dev/termination-log if it exists (Kubernetes
+// Default returns /dev/termination-log if it exists (Kubernetes
 // creates it), else "" so that lfinit does not create files in /dev elsewhere.
-func DefaultTerminationLog() string {
-	if _, err := os.Stat(defaultTerminationLog); err == nil {
-		return defaultTerminationLog
+func Default() string {
+	if _, err := os.Stat(defaultPath); err == nil {
+		return defaultPath
 	}
 	return ""
+}
+
+// rootCause returns the errno (or innermost error) of err, so that a
+// failure reads "read-only file system" rather than repeating the path.
+func rootCause(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

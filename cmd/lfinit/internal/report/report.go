@@ -1,15 +1,20 @@
-package statusfile
+// Package report is the readers' side of lfinit's status file, for
+// `lfinit status` and `lfinit probe`: the human summary, the probes' rules,
+// and whether the lfinit that wrote the file still runs.
+package report
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/light-fabric/lfinit/statusfile"
 )
 
 // Describe is the human-readable summary `lfinit status` prints: the phase
 // and how long lfinit has been in it, the time left to each deadline, and
 // the outcome once known.
-func Describe(s Status, now time.Time) string {
+func Describe(s statusfile.Status, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "phase:      %s (for %s)\n", s.Phase, round(now.Sub(s.PhaseSince)))
 	fmt.Fprintf(&b, "ready:      %v\n", s.Ready)
@@ -65,14 +70,14 @@ func Describe(s Status, now time.Time) string {
 // ProbeReady is the answer of `lfinit probe ready`: the child is serving,
 // no shutdown has begun, and the lfinit that said so still runs (a status
 // file left by a dead lfinit must not say ready).
-func ProbeReady(s Status, alive func(pid int) bool) bool {
-	return s.Phase == Ready && s.Ready && ProbeLive(s, alive)
+func ProbeReady(s statusfile.Status, alive func(pid int) bool) bool {
+	return s.Phase == statusfile.Ready && s.Ready && ProbeLive(s, alive)
 }
 
 // ProbeLive is the answer of `lfinit probe live`: the lfinit that wrote s
 // still runs (alive reports whether a pid exists) and has not stopped.
-func ProbeLive(s Status, alive func(pid int) bool) bool {
-	return s.Phase != Stopped && s.Pid > 0 && alive(s.Pid)
+func ProbeLive(s statusfile.Status, alive func(pid int) bool) bool {
+	return s.Phase != statusfile.Stopped && s.Pid > 0 && alive(s.Pid)
 }
 
 func round(d time.Duration) time.Duration {

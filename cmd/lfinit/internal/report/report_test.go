@@ -1,9 +1,11 @@
-package statusfile
+package report
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/light-fabric/lfinit/statusfile"
 )
 
 func TestDescribeDuringDrain(t *testing.T) {
@@ -11,7 +13,7 @@ func TestDescribeDuringDrain(t *testing.T) {
 	since, sig := now.Add(-2*time.Second), now.Add(-3*time.Second)
 	grace, hard := now.Add(5*time.Second), now.Add(5250*time.Millisecond)
 	child, reason, name := 7, "terminate", "SIGTERM"
-	s := Status{Version: Version, Phase: Draining, Pid: 1, ChildPid: &child, Reason: &reason, Signal: &name,
+	s := statusfile.Status{Version: statusfile.Version, Phase: statusfile.Draining, Pid: 1, ChildPid: &child, Reason: &reason, Signal: &name,
 		SignalAt: &sig, GraceDeadline: &grace, HardDeadline: &hard, PhaseSince: since, UpdatedAt: now}
 	out := Describe(s, now)
 	for _, want := range []string{"phase:      draining (for 2s)", "ready:      false", "child pid:  7", "reason:     terminate (SIGTERM)", "grace:      in 5s", "hard:       in 5.25s"} {
@@ -27,8 +29,8 @@ func TestDescribeDuringDrain(t *testing.T) {
 
 func TestDescribeStopped(t *testing.T) {
 	now := time.Now()
-	o, code := DeadlineExceeded, 1
-	s := Status{Phase: Stopped, Outcome: &o, ExitCode: &code, Killed: 2, StillRunning: []string{"app[7]", "worker[9]"}, PhaseSince: now, UpdatedAt: now}
+	o, code := statusfile.DeadlineExceeded, 1
+	s := statusfile.Status{Phase: statusfile.Stopped, Outcome: &o, ExitCode: &code, Killed: 2, StillRunning: []string{"app[7]", "worker[9]"}, PhaseSince: now, UpdatedAt: now}
 	out := Describe(s, now)
 	for _, want := range []string{"outcome:    deadline-exceeded", "exit code:  1", "killed:     2", "app[7], worker[9]"} {
 		if !strings.Contains(out, want) {
@@ -40,7 +42,7 @@ func TestDescribeStopped(t *testing.T) {
 func TestDescribeStartingWithAReadyError(t *testing.T) {
 	now := time.Now()
 	why := "127.0.0.1:8080 refuses connections"
-	s := Status{Phase: Starting, ReadyError: &why, PhaseSince: now, UpdatedAt: now}
+	s := statusfile.Status{Phase: statusfile.Starting, ReadyError: &why, PhaseSince: now, UpdatedAt: now}
 	if out := Describe(s, now); !strings.Contains(out, "ready error: "+why+"\n") {
 		t.Errorf("Describe lacks the last probe error:\n%s", out)
 	}
@@ -53,16 +55,16 @@ func TestDescribeStartingWithAReadyError(t *testing.T) {
 func TestProbes(t *testing.T) {
 	alive := func(pid int) bool { return pid == 1 }
 	for _, tc := range []struct {
-		s           Status
+		s           statusfile.Status
 		ready, live bool
 	}{
-		{Status{Phase: Starting, Pid: 1}, false, true},
-		{Status{Phase: Ready, Ready: true, Pid: 1}, true, true},
-		{Status{Phase: Quiescing, Pid: 1}, false, true},
-		{Status{Phase: Draining, Pid: 1}, false, true},
-		{Status{Phase: CleaningUp, Pid: 1}, false, true},
-		{Status{Phase: Stopped, Pid: 1}, false, false},
-		{Status{Phase: Ready, Ready: true, Pid: 42}, false, false}, // its writer is gone
+		{statusfile.Status{Phase: statusfile.Starting, Pid: 1}, false, true},
+		{statusfile.Status{Phase: statusfile.Ready, Ready: true, Pid: 1}, true, true},
+		{statusfile.Status{Phase: statusfile.Quiescing, Pid: 1}, false, true},
+		{statusfile.Status{Phase: statusfile.Draining, Pid: 1}, false, true},
+		{statusfile.Status{Phase: statusfile.CleaningUp, Pid: 1}, false, true},
+		{statusfile.Status{Phase: statusfile.Stopped, Pid: 1}, false, false},
+		{statusfile.Status{Phase: statusfile.Ready, Ready: true, Pid: 42}, false, false}, // its writer is gone
 	} {
 		if got := ProbeReady(tc.s, alive); got != tc.ready {
 			t.Errorf("ProbeReady(%s) = %v", tc.s.Phase, got)
