@@ -8,6 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// ReexecVariable is set by lfinit for the lfinit it execs again to clear
+// its signal mask (EnsureEmptyMask); it guards against an exec loop and
+// never reaches the child.
+const ReexecVariable = "LFINIT_INTERNAL_MASK_REEXEC"
+
 // Target says who receives forwarded signals.
 type Target int
 

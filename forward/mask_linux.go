@@ -8,9 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reexecMarker guards against an exec loop; it never reaches the child.
-const reexecMarker = "LFINIT_INTERNAL_MASK_REEXEC"
-
 // EnsureEmptyMask makes sure lfinit runs with an empty signal mask, so that
 // its child starts with one. The Go runtime gives a forked child the mask
 // the process started with, whatever the thread's mask is now; if lfinit's
@@ -19,14 +16,14 @@ const reexecMarker = "LFINIT_INTERNAL_MASK_REEXEC"
 // to give the child, without the loop guard, and an error only when the
 // mask is blocked and could not be cleared.
 func EnsureEmptyMask(args, env []string) ([]string, error) {
-	env = without(env, reexecMarker)
+	env = without(env, ReexecVariable)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var cur unix.Sigset_t
 	if err := unix.PthreadSigmask(unix.SIG_SETMASK, nil, &cur); err != nil {
 		return env, err
 	}
-	if cur == (unix.Sigset_t{}) || os.Getenv(reexecMarker) != "" {
+	if cur == (unix.Sigset_t{}) || os.Getenv(ReexecVariable) != "" {
 		return env, nil
 	}
 	var empty unix.Sigset_t
@@ -37,7 +34,7 @@ func EnsureEmptyMask(args, env []string) ([]string, error) {
 	if err != nil {
 		return env, err
 	}
-	err = unix.Exec(exe, args, append(env, reexecMarker+"=1"))
+	err = unix.Exec(exe, args, append(env, ReexecVariable+"=1"))
 	unix.PthreadSigmask(unix.SIG_SETMASK, &cur, nil)
 	return env, err
 }

@@ -50,6 +50,10 @@ func writeHelp(w io.Writer) {
 		fmt.Fprint(w, wrapSynopsis("  "+sc.synopsis(), helpWidth))
 	}
 	fmt.Fprint(w, helpText)
+	// The name column is as wide as the longest name, so that no name
+	// runs into its text.
+	width := 0
+	fs.VisitAll(func(f *flag.Flag) { width = max(width, len(f.Name)) })
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name == "h" || f.Name == "help" || f.Name == "version" {
 			return
@@ -58,9 +62,9 @@ func writeHelp(w io.Writer) {
 		if d := f.DefValue; d != "" && d != "false" {
 			def = " (default " + d + ")"
 		}
-		fmt.Fprintf(w, "  --%-18s %s%s\n  %-20s [%s]\n", f.Name, f.Usage, def, "", envName(f.Name))
+		fmt.Fprintf(w, "  --%-*s %s%s\n  %-*s [%s]\n", width, f.Name, f.Usage, def, width+2, "", envName(f.Name))
 	})
-	fmt.Fprintf(w, "  --%-18s %s\n  --%-18s %s\n", "help", "show this help", "version", "print the version")
+	fmt.Fprintf(w, "  --%-*s %s\n  --%-*s %s\n", width, "help", "show this help", width, "version", "print the version")
 	fmt.Fprintf(w, helpTail, exitcode.SignalBase, exitcode.Forced, exitcode.Usage, exitcode.NotExec, exitcode.NotFound)
 }
 

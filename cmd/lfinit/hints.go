@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/light-fabric/lfinit/forward"
 )
 
 // maxEcho is how much of a bad value a usage error repeats: enough to
@@ -149,7 +151,7 @@ func envIgnored(name string) bool {
 }
 
 // internalVariables are LFINIT_ variables lfinit sets for itself.
-var internalVariables = []string{"LFINIT_INTERNAL_MASK_REEXEC"}
+var internalVariables = []string{forward.ReexecVariable}
 
 // unknownVariables lists the LFINIT_ variables in env that no option of
 // fs reads, each with the closest known variable when there is one: a typo

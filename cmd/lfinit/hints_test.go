@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/light-fabric/lfinit/forward"
 )
 
 func TestEditDistance(t *testing.T) {
@@ -91,7 +93,7 @@ func TestLongValuesAreShortened(t *testing.T) {
 
 func TestUnknownVariables(t *testing.T) {
 	fs := newFlagSet(&config{})
-	env := []string{"LFINIT_GRCE=2s", "LFINIT_GRACE=3s", "PATH=/bin", "LFINIT_INTERNAL_MASK_REEXEC=1", "LFINIT_WHATEVER=1", "LFINIT_GRCE=4s", "LFINIT_PUSH_GATEWAY=http://x"}
+	env := []string{"LFINIT_GRCE=2s", "LFINIT_GRACE=3s", "PATH=/bin", forward.ReexecVariable + "=1", "LFINIT_WHATEVER=1", "LFINIT_GRCE=4s", "LFINIT_PUSH_GATEWAY=http://x"}
 	got := unknownVariables(fs, env)
 	want := []string{"LFINIT_GRCE (did you mean LFINIT_GRACE?)", "LFINIT_WHATEVER"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
@@ -104,7 +106,7 @@ func TestUnknownVariables(t *testing.T) {
 		t.Errorf("warning: %q", buf.String())
 	}
 	buf.Reset()
-	warnUnknownVariables([]string{"LFINIT_GRACE=1s", "LFINIT_INTERNAL_MASK_REEXEC=1"}, slog.New(slog.NewTextHandler(&buf, nil)))
+	warnUnknownVariables([]string{"LFINIT_GRACE=1s", forward.ReexecVariable + "=1"}, slog.New(slog.NewTextHandler(&buf, nil)))
 	if buf.Len() != 0 {
 		t.Errorf("warned about known variables: %q", buf.String())
 	}

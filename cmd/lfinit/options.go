@@ -67,7 +67,7 @@ func options(c *config) []option {
 		{"user", checkedValue{stringValue{withDefault(&c.user, "")}, checkUser}, "run COMMAND as USER[:GROUP] (names or numbers; lfinit keeps its own identity)", "USER[:GROUP]", inRun},
 		{"wait-for", choiceValue{withDefault(&c.waitFor, "child"), []string{"child", "tree"}}, "what the run lasts for: child (COMMAND) or tree (until every process of the tree is gone)", "WHAT", inRun},
 		{"warn-on-reap", boolValue{withDefault(&c.warnOnReap, false)}, "log at WARN every reaped process that is not the child", "", inRun},
-		{"status-file", stringValue{withDefault(&c.statusFile, "")}, "JSON status file, replaced atomically at every transition", "PATH", inRun | inStatus | inProbe},
+		{statusFileOption, stringValue{withDefault(&c.statusFile, "")}, "JSON status file, replaced atomically at every transition", "PATH", inRun | inStatus | inProbe},
 		{"metrics-addr", checkedValue{stringValue{withDefault(&c.metricsAddr, "")}, checkMetrics}, "serve /metrics, /readyz and /livez on this address (off when empty)", "ADDR", inRun},
 		{"ready-tcp", checkedValue{stringValue{withDefault(&c.readyTCP, "")}, checkReadyTCP}, "stay starting until HOST:PORT accepts a connection", "HOST:PORT", inRun},
 		{"ready-http", checkedValue{stringValue{withDefault(&c.readyHTTP, "")}, checkReadyHTTP}, "stay starting until this URL answers 2xx/3xx", "URL", inRun},
@@ -86,6 +86,10 @@ func options(c *config) []option {
 		{"json", boolValue{withDefault(&c.asJSON, false)}, "print JSON", "", inStatus | inVersion},
 	}
 }
+
+// statusFileOption is the option that names the status file, which the
+// status and probe subcommands read as a run writes it.
+const statusFileOption = "status-file"
 
 // logLevels are the names of --log-level, the most verbose first; each is
 // the name slog gives its level.

@@ -26,7 +26,7 @@ type subcommand struct {
 // subcommands are the words that are not a program to run, in the order
 // --help lists them; `lfinit -- status` runs a program called status.
 var subcommands = []subcommand{
-	{"status", inStatus, "", "LFINIT_STATUS_FILE", statusCmd},
+	{"status", inStatus, "", envName(statusFileOption), statusCmd},
 	{"probe", inProbe, "ready|live", "exit 0 when ready/live, 1 when not", probeCmd},
 	{"budget", inBudget, "", "", budgetCmd},
 	{"version", inVersion, "", "version, commit, Go version, platform", versionCmd},
@@ -86,7 +86,7 @@ func (sc subcommand) parseAndRun(args []string, getenv func(string) string, stdo
 
 func readStatus(path string) (statusfile.Status, error) {
 	if path == "" {
-		return statusfile.Status{}, usagef("no status file: pass --status-file or set LFINIT_STATUS_FILE, as for the run")
+		return statusfile.Status{}, usagef("no status file: pass --%s or set %s, as for the run", statusFileOption, envName(statusFileOption))
 	}
 	return statusfile.Read(path)
 }
