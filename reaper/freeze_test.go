@@ -44,16 +44,21 @@ func killTreeChild() {
 		}
 		// A child of a process that had not stopped yet is held for a
 		// later call, as the runner's kill rounds do.
-		var hit []Proc
+		// A process still dying when a later call walks is reached again;
+		// like the runner, count each once.
+		hit := map[Proc]bool{}
 		for held := true; held; time.Sleep(10 * time.Millisecond) {
 			res := KillTree(false, pid, true)
 			if len(res.Failed) != 0 {
 				fail(fmt.Sprintf("round %d: KillTree failed %+v", round, res.Failed))
 			}
-			hit, held = append(hit, res.Hit...), res.Held > 0
+			for _, p := range res.Hit {
+				hit[Proc{Pid: p.Pid, Start: p.Start}] = true
+			}
+			held = res.Held > 0
 		}
 		if len(hit) != 2 {
-			fail(fmt.Sprintf("round %d: KillTree reached %+v, want bash and its sleep", round, hit))
+			fail(fmt.Sprintf("round %d: KillTree reached %v, want bash and its sleep", round, hit))
 		}
 		reaped := 0
 		for empty := false; !empty && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
