@@ -198,7 +198,7 @@ func prepareFailure(path, dir string, err error) error {
 	case errors.Is(err, syscall.ENOENT):
 		msg = fmt.Sprintf("status file %s: directory %s does not exist and could not be created (%s)", path, dir, fix)
 	default:
-		msg = fmt.Sprintf("status file %s: %v (%s)", path, rootCause(err), fix)
+		msg = fmt.Sprintf("status file %s: %v (%s)", path, RootCause(err), fix)
 	}
 	return &prepareError{msg: msg, err: err}
 }
@@ -239,9 +239,9 @@ func nearestExisting(dir string) string {
 	}
 }
 
-// rootCause returns the errno (or innermost error) of err, so an unexpected
+// RootCause returns the errno (or innermost error) of err, so that a
 // failure reads "input/output error" rather than repeating the path twice.
-func rootCause(err error) error {
+func RootCause(err error) error {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		return errno

@@ -4,13 +4,10 @@
 package termlog
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -222,7 +219,7 @@ func Write(path, msg string) error {
 func Prepare(path string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("termination log %s cannot be written: %v (choose a writable file with --termination-log, or none)", path, rootCause(err))
+		return fmt.Errorf("termination log %s cannot be written: %v (choose a writable file with --termination-log, or none)", path, statusfile.RootCause(err))
 	}
 	return f.Close()
 }
@@ -234,18 +231,4 @@ func Default() string {
 		return defaultPath
 	}
 	return ""
-}
-
-// rootCause returns the errno (or innermost error) of err, so that a
-// failure reads "read-only file system" rather than repeating the path.
-func rootCause(err error) error {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
