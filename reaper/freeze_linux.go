@@ -5,16 +5,16 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/light-fabric/lfinit/forward"
 )
 
 // FreezeWait bounds how long KillTree waits for the tree to stop before
 // it kills what it may. A stopped process has to be scheduled once to
 // stop: microseconds on an idle machine, tens of milliseconds on a
-// crowded one.
-const FreezeWait = 20 * time.Millisecond
+// crowded one. The wait is short so that the kill keeps to its deadline:
+// a process still running then is killed all the same, and only its
+// children wait (stopped) for the next round.
+const FreezeWait = 5 * time.Millisecond
 
 // KillTree SIGKILLs the live processes of lfinit's tree, and says exactly
 // which. It first stops the tree (SIGSTOP), so that while it is read and
@@ -37,32 +37,21 @@ const FreezeWait = 20 * time.Millisecond
 // resumes).
 //
 // group, when above 1, is the main child's pid, not yet reaped: its
-// process group is stopped first, the cheapest reach. As PID 1 the tree
-// is the PID namespace, stopped with kill(-1), which the kernel also
-// delivers to a fork in flight; anywhere else the tree is walked again
-// until a walk finds no process it had not stopped.
+// process group is stopped first, the cheapest reach. The tree is then
+// read (as PID 1 the namespace's /proc, anywhere else the walk down from
+// lfinit), each process stopped by pid as it is found, and read again
+// until a read finds no process it had not stopped: its cost is the
+// tree's. Not kill(-1), even as PID 1: the kernel looks at every process
+// of the host for it (5-10 ms beside 15,000 processes, more on a crowded
+// machine), and the kill must keep to its deadline.
 func KillTree(pid1 bool, group int, hold bool) Signalled {
 	deadline := time.Now().Add(FreezeWait)
 	if group > 1 {
 		forward.Deliver(group, forward.Group, syscall.SIGSTOP)
 		forward.Deliver(group, forward.Child, syscall.SIGSTOP)
 	}
-	self := os.Getpid()
-	var frozen, running []Proc
-	var out Signalled
-	if pid1 {
-		if err := unix.Kill(-1, syscall.SIGSTOP); err != nil {
-			return out // ESRCH: nothing left
-		}
-		running = settle(others(Table(), self), deadline)
-		if len(running) == 0 || !hold {
-			return killNamespace(self)
-		}
-		frozen = Live(others(Table(), self))
-	} else {
-		frozen, out.Failed, running = freezeWalk(self, deadline)
-	}
-	out.Unsettled = len(running)
+	frozen, failed, running := freeze(pid1, os.Getpid(), deadline)
+	out := Signalled{Failed: failed, Unsettled: len(running)}
 	unsettled := make(map[int]bool, len(running))
 	for _, p := range running {
 		unsettled[p.Pid] = hold
@@ -82,25 +71,14 @@ func KillTree(pid1 bool, group int, hold bool) Signalled {
 	return out
 }
 
-// killNamespace kills, as PID 1, every other process of the stopped
-// namespace with one kill(-1).
-func killNamespace(self int) Signalled {
-	// Read once stopped: a fork in flight at the stop shows now.
-	live := Live(others(Table(), self))
-	if err := unix.Kill(-1, syscall.SIGKILL); err != nil {
-		return Signalled{}
-	}
-	return Signalled{Hit: live}
-}
-
-// freezeWalk stops every live process below self, walking the tree again
-// once those it found have stopped, until a walk finds none it had not
+// freeze stops every live process of the tree, reading it again once
+// those it found have stopped, until a read finds none it had not
 // stopped, or the deadline passes with some still running: then frozen
 // is all of the tree, and nothing in it but the running can change it.
-func freezeWalk(self int, deadline time.Time) (frozen []Proc, failed []Failure, running []Proc) {
+func freeze(pid1 bool, self int, deadline time.Time) (frozen []Proc, failed []Failure, running []Proc) {
 	seen := map[Proc]bool{}
 	for {
-		stopped, notStopped := signalUnseen(self, syscall.SIGSTOP, seen)
+		stopped, notStopped := signalUnseen(pid1, self, syscall.SIGSTOP, seen)
 		frozen, failed = append(frozen, stopped...), append(failed, notStopped...)
 		if len(stopped)+len(notStopped) == 0 {
 			return frozen, failed, nil
@@ -113,10 +91,12 @@ func freezeWalk(self int, deadline time.Time) (frozen []Proc, failed []Failure, 
 
 // settle waits until each of procs has stopped, exited, or sleeps in the
 // kernel (D: it stops before it returns to run anything), or until the
-// deadline; it returns those still running then.
+// deadline; it returns those still running then. It polls without
+// sleeping: a sleeping loop could wake long after the deadline on a
+// crowded machine (its goroutine queued behind others), and the deadline
+// is a few milliseconds of one core.
 func settle(procs []Proc, deadline time.Time) []Proc {
 	pending := append([]Proc(nil), procs...)
-	pause := 20 * time.Microsecond
 	for {
 		left := pending[:0]
 		for _, p := range pending {
@@ -128,8 +108,6 @@ func settle(procs []Proc, deadline time.Time) []Proc {
 		if len(pending) == 0 || !time.Now().Before(deadline) {
 			return pending
 		}
-		time.Sleep(pause)
-		pause = min(2*pause, time.Millisecond)
 	}
 }
 

@@ -57,7 +57,7 @@ func SignalTree(pid1 bool, sig syscall.Signal, group int) Signalled {
 	var out Signalled
 	seen := map[Proc]bool{}
 	for round := 0; round < maxWalks; round++ {
-		hit, failed := signalUnseen(self, sig, seen)
+		hit, failed := signalUnseen(false, self, sig, seen)
 		out.Hit, out.Failed = append(out.Hit, hit...), append(out.Failed, failed...)
 		if len(hit)+len(failed) == 0 {
 			break
@@ -66,12 +66,13 @@ func SignalTree(pid1 bool, sig syscall.Signal, group int) Signalled {
 	return out
 }
 
-// signalUnseen walks the tree below self once and sends sig to each live
-// process it finds that is not in seen (pid and start time), a parent
-// before its children are read, and adds it to seen. A process that is
-// gone before the signal is in neither list.
-func signalUnseen(self int, sig syscall.Signal, seen map[Proc]bool) (hit []Proc, failed []Failure) {
-	walk(self, func(p Proc) {
+// signalUnseen reads lfinit's tree once (as PID 1 the namespace, else
+// the walk below self, a parent before its children are read) and sends
+// sig to each live process it finds that is not in seen (pid and start
+// time), and adds it to seen. A process that is gone before the signal is
+// in neither list.
+func signalUnseen(pid1 bool, self int, sig syscall.Signal, seen map[Proc]bool) (hit []Proc, failed []Failure) {
+	visitTree(pid1, self, func(p Proc) {
 		id := Proc{Pid: p.Pid, Start: p.Start}
 		if p.Exited() || seen[id] {
 			return
@@ -85,6 +86,21 @@ func signalUnseen(self int, sig syscall.Signal, seen map[Proc]bool) (hit []Proc,
 		}
 	})
 	return hit, failed
+}
+
+// visitTree calls visit for each process of lfinit's tree, zombies
+// included: as PID 1 every other process of the namespace, else each
+// process below self (walk).
+func visitTree(pid1 bool, self int, visit func(Proc)) {
+	if !pid1 {
+		walk(self, visit)
+		return
+	}
+	for _, p := range Table() {
+		if p.Pid != self {
+			visit(p)
+		}
+	}
 }
 
 // maxWalks bounds SignalTree's walks: a tree that forks faster than it

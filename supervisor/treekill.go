@@ -77,7 +77,9 @@ func (t *treeKill) round(sig syscall.Signal, group int, childAlive bool, giveUp 
 	// could reap them before it dies) for half the time lfinit waits for
 	// the tree; then they are killed whatever their parent does.
 	hold := time.Since(t.start) < giveUp/2
+	begun := time.Now()
 	res := t.kill(t.pid1, group, hold)
+	took := time.Since(begun)
 	if res.Unsettled > 0 && t.logsAt(slog.LevelDebug) {
 		t.logLine(slog.LevelDebug, "hard deadline: part of the tree had not stopped yet; its children wait for the next round",
 			"running", res.Unsettled, "held", res.Held, "waited_seconds", seconds(reaper.FreezeWait))
@@ -91,7 +93,7 @@ func (t *treeKill) round(sig syscall.Signal, group int, childAlive bool, giveUp 
 		}
 	case first:
 		t.logLine(slog.LevelWarn, "hard deadline: killed the process tree", "signal", forward.Name(sig), "killed", len(fresh),
-			"child_alive", childAlive, "still_running", names(fresh, 10))
+			"child_alive", childAlive, "still_running", names(fresh, 10), "round_seconds", seconds(took))
 	case len(fresh) > 0:
 		if t.logsAt(slog.LevelDebug) {
 			t.logLine(slog.LevelDebug, "hard deadline: killed more of the tree", "killed", len(fresh), "still_running", names(fresh, 10))
