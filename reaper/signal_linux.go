@@ -34,30 +34,26 @@ var errGone = errors.New("gone")
 // which it reached. group, when above 1, is the main child's pid, not yet
 // reaped: its process group and then the child itself are signalled
 // before anything else, so that this cheap, sure reach waits for no
-// discovery. As PID 1 the tree is the whole PID namespace, and kill(-1)
-// reaches all of it in one call (the kernel skips the caller); what it
-// reached is what was alive just before it and what is there just after.
-// Anywhere else kill(-1) would reach the whole machine, so the tree is
-// walked from lfinit down (Walk, whose cost is the tree's) and each
-// process signalled as it is found, a parent before its children are
-// read; a parent that exits meanwhile hands its children to lfinit after
-// its list was read, so the walk is repeated until it finds no process it
-// had not signalled. Unlike KillTree it does not stop the tree first: a
-// process that exits and is reaped by its parent in the microseconds
-// between a read and the signal is not counted.
+// discovery. The tree is read (as PID 1 the namespace's own /proc,
+// anywhere else the walk from lfinit down, whose cost is the tree's) and
+// each process signalled by pid as it is found; a parent that exits
+// meanwhile hands its children to lfinit after its list was read, so the
+// tree is read again until a read finds no process it had not signalled.
+// Never kill(-1): anywhere but PID 1 it would reach the whole machine,
+// and as PID 1 the kernel looks at every process of the host for it.
+// Unlike KillTree it does not stop the tree first: a process that exits
+// and is reaped by its parent in the microseconds between a read and the
+// signal is not counted.
 func SignalTree(pid1 bool, sig syscall.Signal, group int) Signalled {
 	if group > 1 {
 		forward.Deliver(group, forward.Group, sig)
 		forward.Deliver(group, forward.Child, sig)
 	}
 	self := os.Getpid()
-	if pid1 {
-		return signalNamespace(self, sig)
-	}
 	var out Signalled
 	seen := map[Proc]bool{}
 	for round := 0; round < maxWalks; round++ {
-		hit, failed := signalUnseen(false, self, sig, seen)
+		hit, failed := signalUnseen(pid1, self, sig, seen)
 		out.Hit, out.Failed = append(out.Hit, hit...), append(out.Failed, failed...)
 		if len(hit)+len(failed) == 0 {
 			break
@@ -106,26 +102,6 @@ func visitTree(pid1 bool, self int, visit func(Proc)) {
 // maxWalks bounds SignalTree's walks: a tree that forks faster than it
 // is walked is not chased for ever (the hard deadline's KillTree stops it).
 const maxWalks = 4
-
-// signalNamespace is SignalTree as PID 1: one kill(-1), with the
-// namespace's live processes read just before and just after it.
-func signalNamespace(self int, sig syscall.Signal) Signalled {
-	before := Live(others(Table(), self))
-	if err := unix.Kill(-1, sig); err != nil {
-		return Signalled{} // ESRCH: nothing left to signal
-	}
-	seen := make(map[Proc]bool, len(before))
-	for _, p := range before {
-		seen[Proc{Pid: p.Pid, Start: p.Start}] = true
-	}
-	hit := before
-	for _, p := range Live(others(Table(), self)) {
-		if !seen[Proc{Pid: p.Pid, Start: p.Start}] {
-			hit = append(hit, p)
-		}
-	}
-	return Signalled{Hit: hit}
-}
 
 // signalExact signals p only if its pid still names the process found: a
 // pidfd pins the process, so after the identity check nothing can recycle

@@ -60,7 +60,7 @@ func (w *memoryWatch) oomKilled(log *slog.Logger) (killed, known bool) {
 	killed, known = memcg.OOMKilled(w.before, w.after)
 	if !known {
 		log.Warn("the child was SIGKILLed by someone other than lfinit, and no OOM kill counter can be read to say whether it was the kernel's OOM killer",
-			"cgroup", w.group.String())
+			"cgroup", w.group.Dir())
 	}
 	return killed, known
 }

@@ -82,7 +82,7 @@ func (t *treeKill) round(sig syscall.Signal, group int, childAlive bool, giveUp 
 	took := time.Since(begun)
 	if res.Unsettled > 0 && t.logsAt(slog.LevelDebug) {
 		t.logLine(slog.LevelDebug, "hard deadline: part of the tree had not stopped yet; its children wait for the next round",
-			"running", res.Unsettled, "held", res.Held, "waited_seconds", seconds(reaper.FreezeWait))
+			"running", res.Unsettled, "held", res.Held)
 	}
 	fresh := t.addKilled(res.Hit)
 	news := t.warnUnsignalled(res.Failed, sig)
