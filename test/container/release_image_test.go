@@ -78,7 +78,7 @@ CMD ["/helper", "-record", "/rec/record", "-ready-file", "/rec/ready"]
 
 // buildRelease builds dir/lfinit-VERSION-linux-ARCH as scripts/release does.
 func buildRelease(dir, arch string) error {
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-tags", "nethttpomithttp2",
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-tags", "nethttpomithttp2", "-gcflags", "google.golang.org/protobuf/...=-l",
 		"-ldflags", "-s -w -buildid= -X main.version="+releaseVersion,
 		"-o", filepath.Join(dir, "lfinit-"+releaseVersion+"-linux-"+arch), "./cmd/lfinit")
 	cmd.Dir = repo
