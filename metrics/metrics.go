@@ -55,6 +55,8 @@ type Metrics struct {
 	reaped           prometheus.Counter
 	received         *counterSet
 	forwarded        *counterSet
+	notify           *counterSet
+	service          *serviceInfo
 }
 
 // BuildInfo labels lfinit_build_info; empty fields are exported as "unknown".
@@ -105,6 +107,10 @@ func New(info BuildInfo, src Sources) *Metrics {
 			"Signals received by lfinit, by signal name."),
 		forwarded: bySignal("lfinit_signals_forwarded_total",
 			"Signals sent by lfinit to its child or process group, by signal name."),
+		notify: newCounterSet(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lfinit_notify_messages_total",
+			Help: "Lines of the notify protocol (--ready-notify) by kind (ready, stopping, status, garbage, ignored, …); outside counts messages from senders outside lfinit's tree and dropped those the loop had no room for."},
+			[]string{"kind"})),
+		service: newServiceInfo(),
 	}
 	m.live.Store(true)
 	// Replaced by the status's started_at at the first transition; set now
@@ -139,6 +145,8 @@ func (m *Metrics) registerAll(info BuildInfo) {
 		m.reaped,
 		m.received.vec,
 		m.forwarded.vec,
+		m.notify.vec,
+		m.service.vec,
 		newBuildInfo(info),
 	)
 }
@@ -239,6 +247,7 @@ func (m *Metrics) Status(s statusfile.Status) {
 		m.hardDeadline.Set(unixSeconds(*s.HardDeadline))
 	}
 	m.hook.set(s) // as soon as the hook is reaped, not only at the end
+	m.service.set(s)
 	if s.Phase != statusfile.Stopped || s.Outcome == nil {
 		return
 	}
@@ -260,6 +269,20 @@ func (m *Metrics) SignalReceived(name string) { m.received.inc(name) }
 
 // SignalForwarded counts one signal sent to the child or its group, by name.
 func (m *Metrics) SignalForwarded(name string) { m.forwarded.inc(name) }
+
+// NotifyReceived counts n lines of the notify protocol of one kind.
+func (m *Metrics) NotifyReceived(kind string, n int) {
+	for range n {
+		m.notify.inc(kind)
+	}
+}
+
+// KnownNotifyKinds makes the notify counters of these kinds exist at 0.
+func (m *Metrics) KnownNotifyKinds(kinds ...string) {
+	for _, k := range kinds {
+		m.notify.touch(k)
+	}
+}
 
 // Reaped counts n reaped processes; n <= 0 is ignored.
 func (m *Metrics) Reaped(n int) {

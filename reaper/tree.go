@@ -47,6 +47,34 @@ func ParseStat(text string) (Proc, bool) {
 // procDir is where the kernel shows the processes of lfinit's PID namespace.
 const procDir = "/proc"
 
+// maxDepth bounds how many parents Descends reads: a chain of processes
+// deeper than this is not one a service builds.
+const maxDepth = 256
+
+// Descends reports whether pid is a process below root (root's pid is
+// lfinit's): as its namespace's PID 1 every other process it can see is;
+// otherwise pid's parents, read one by one, reach root. The cost is the
+// depth of pid, never the size of the host.
+func Descends(root, pid int) bool {
+	if root == 1 {
+		return pid > 1
+	}
+	for range maxDepth {
+		if pid <= 1 || pid == root {
+			return false
+		}
+		p, ok := Read(pid)
+		if !ok {
+			return false
+		}
+		if p.Ppid == root {
+			return true
+		}
+		pid = p.Ppid
+	}
+	return false
+}
+
 // Read reads one process; false if it is gone.
 func Read(pid int) (Proc, bool) { return ReadIn(procDir, pid) }
 

@@ -117,4 +117,11 @@ type Status struct {
 	// child was SIGKILLed by someone other than lfinit.
 	MemoryLimitBytes *uint64 `json:"memory_limit_bytes"`
 	MemoryPeakBytes  *uint64 `json:"memory_peak_bytes"`
+	// The service's own word over the notify protocol (--ready-notify),
+	// null without it: the state it last declared (starting, ready,
+	// reloading, stopping), its last STATUS= line (cut, control characters
+	// made spaces) and its last ERRNO=.
+	ServiceState  *string `json:"service_state"`
+	ServiceStatus *string `json:"service_status"`
+	ServiceErrno  *int    `json:"service_errno"`
 }

@@ -62,6 +62,9 @@ func (s Status) clone() Status {
 	c.ChildPid = copyOf(s.ChildPid)
 	c.RemainingSeconds = copyOf(s.RemainingSeconds)
 	c.ReadyError = copyOf(s.ReadyError)
+	c.ServiceState = copyOf(s.ServiceState)
+	c.ServiceStatus = copyOf(s.ServiceStatus)
+	c.ServiceErrno = copyOf(s.ServiceErrno)
 	c = c.utc() // fresh time pointers
 	if s.StillRunning != nil {
 		c.StillRunning = append([]string(nil), s.StillRunning...)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/forward"
+	"github.com/light-fabric/lfinit/notify"
 	"github.com/light-fabric/lfinit/readiness"
 	"github.com/light-fabric/lfinit/statusfile"
 )
@@ -37,6 +38,10 @@ type Config struct {
 	// Hook is the shutdown hook's command (--on-shutdown), nil for none;
 	// Options.Budget.Hook is its timeout.
 	Hook []string
+	// Notify, when set, is the notify socket (--ready-notify) the child
+	// was told of: READY=1 gates the ready phase, and the service's
+	// STOPPING=1, RELOADING=1 and STATUS= are published.
+	Notify *notify.Listener
 }
 
 // Signals are lfinit's caught signals, queued until the loop reads them.

@@ -18,6 +18,7 @@ type publishing struct {
 	readyAt     time.Time
 	phaseSince  time.Time
 	unpublished bool // publish a status after this batch of actions
+	unready     bool // the service took its readiness back (STOPPING=1, RELOADING=1)
 }
 
 // enter records that phase p began at now; a status is then due.
@@ -26,7 +27,16 @@ func (p *publishing) enter(ph core.Phase, now time.Time) {
 	if ph == statusfile.Ready {
 		p.readyAt = now
 	}
-	p.setReady(ph == statusfile.Ready)
+	p.setReady(ph == statusfile.Ready && !p.unready)
+}
+
+// setUnready records, in the ready phase, that the service took its
+// readiness back (or gave it again); the probes hear of it at once.
+func (p *publishing) setUnready(unready bool) {
+	if p.unready != unready {
+		p.unready, p.unpublished = unready, true
+		p.setReady(!unready)
+	}
 }
 
 // setReady tells the recorder (the metrics' readiness) at once.
@@ -96,6 +106,7 @@ func (r *runner) snapshot() statusfile.Status {
 	r.tree.publish(&s)
 	r.hookStatus(&s)
 	r.end.publish(&s)
+	r.service.publish(&s)
 	if r.child > 0 {
 		s.ChildPid = &r.child
 	}

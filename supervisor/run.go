@@ -48,6 +48,7 @@ type runner struct {
 	hook        int           // the shutdown hook's pid until it is reaped (hook.go)
 	end         ending        // how the main process ended (cause.go)
 	sentKill    bool          // lfinit itself sent the main process SIGKILL
+	service     serviceState  // the service's word, --ready-notify (notify.go)
 }
 
 // Run starts the child and supervises it until lfinit must exit: the tree
@@ -69,8 +70,9 @@ func Run(c Config) Result {
 		ready, r.probe.reports, stopProbe = c.Readiness.Watch()
 	}
 	defer stopProbe()
+	r.listen()
 	// Zombies inherited from before lfinit started send no new SIGCHLD.
-	if r.apply(r.m.Started(time.Now(), c.Readiness == nil)) || r.apply(r.reap()) {
+	if r.apply(r.m.Started(time.Now(), c.Readiness == nil && c.Notify == nil)) || r.apply(r.reap()) {
 		return r.result()
 	}
 	startpages.Drop()
@@ -109,9 +111,13 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) {
 			acts = r.m.Tick(untilDue(r.m))
 		case rep := <-r.probe.reports:
 			r.probeReport(rep)
+		case d := <-r.service.messages:
+			acts = r.heard(d)
 		case <-ready:
-			ready = nil
-			acts = r.m.MarkReady(time.Now())
+			ready, r.service.probeReady = nil, true
+			if r.service.word.GateOpen() {
+				acts = r.m.MarkReady(time.Now())
+			}
 			if len(acts) > 0 {
 				r.Log.Debug("child is ready", "check", r.Readiness.String(), "after_seconds", seconds(time.Since(r.status.start)))
 			}

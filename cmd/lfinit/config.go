@@ -28,6 +28,7 @@ type config struct {
 	metricsAddr string
 	readyTCP    string
 	readyHTTP   string
+	readyNotify string // --ready-notify: "", abstract or a directory
 	termLog     string
 	stopTimeout time.Duration
 	allowance   time.Duration

@@ -24,6 +24,7 @@ import (
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/metrics"
+	"github.com/light-fabric/lfinit/notify"
 	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/statusfile"
 	"github.com/light-fabric/lfinit/supervisor"
@@ -67,6 +68,7 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		return usage(stderr, err.Error())
 	}
 	pre.cred = cred
+	childEnv = withNotifySocket(childEnv, pre.notify)
 	return supervise(c, pre, env, childEnv, maskErr, stderr)
 }
 
@@ -120,7 +122,11 @@ func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, 
 		WarnOnReap:  c.warnOnReap,
 		Credential:  pre.cred,
 		Hook:        c.hook,
+		Notify:      pre.notify,
 	})
+	if pre.notify != nil {
+		pre.notify.Close()
+	}
 	// Written in line, in order, by this goroutine: lfinit then exits
 	// without waiting for another thread.
 	records.Write(res)
@@ -131,6 +137,7 @@ func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, 
 type prepared struct {
 	metrics net.Listener        // nil when --metrics-addr is not set
 	cred    *syscall.Credential // the child's identity (--user), nil: lfinit's
+	notify  *notify.Listener    // the notify socket (--ready-notify), nil: none
 }
 
 // prepare makes the checks that must fail before the child starts: the
@@ -149,6 +156,13 @@ func prepare(c *config) (*prepared, error) {
 		if err := termlog.Prepare(c.termLog); err != nil {
 			return nil, err
 		}
+	}
+	if c.readyNotify != "" {
+		l, err := notify.Listen(c.readyNotify)
+		if err != nil {
+			return nil, fmt.Errorf("cannot open the notify socket (--ready-notify %s): %v", c.readyNotify, err)
+		}
+		p.notify = l
 	}
 	if c.metricsAddr != "" {
 		l, err := metrics.Listen(c.metricsAddr)
@@ -233,6 +247,12 @@ func newMetrics(c *config, logOut *asynclog.Writer, publisher *statusfile.Publis
 	b := Build()
 	m := metrics.New(metrics.BuildInfo{Version: b.Version, Revision: b.Revision}, src)
 	m.KnownSignals(knownSignals(c.opts)...)
+	if c.readyNotify != "" {
+		for _, k := range notify.Kinds() {
+			m.KnownNotifyKinds(k.String())
+		}
+		m.KnownNotifyKinds("outside", "dropped")
+	}
 	return m
 }
 

@@ -70,6 +70,7 @@ func options(c *config) []option {
 		{statusFileOption, stringValue{withDefault(&c.statusFile, "")}, "JSON status file, replaced atomically at every transition", "PATH", inRun | inStatus | inProbe},
 		{"metrics-addr", checkedValue{stringValue{withDefault(&c.metricsAddr, "")}, checkMetrics}, "serve /metrics, /readyz and /livez on this address (off when empty)", "ADDR", inRun},
 		{"ready-tcp", checkedValue{stringValue{withDefault(&c.readyTCP, "")}, checkReadyTCP}, "stay starting until HOST:PORT accepts a connection", "HOST:PORT", inRun},
+		{"ready-notify", checkedValue{stringValue{withDefault(&c.readyNotify, "")}, checkReadyNotify}, "serve the systemd notify protocol (NOTIFY_SOCKET) to the tree and stay starting until READY=1: abstract, or a directory for the socket (off when empty)", "WHERE", inRun},
 		{"ready-http", checkedValue{stringValue{withDefault(&c.readyHTTP, "")}, checkReadyHTTP}, "stay starting until this URL answers 2xx/3xx", "URL", inRun},
 		{"termination-log", stringValue{withDefault(&c.termLog, "")}, "final summary file, or none (default /dev/termination-log when it exists)", "PATH", inRun},
 		{"stop-timeout", durationValue{withDefault(&c.stopTimeout, 0)}, "the orchestrator's stop timeout, 0 for none: refuse to start when grace+floor+allowance exceeds it", "D", inRun | inBudget},
