@@ -55,7 +55,6 @@ type Metrics struct {
 	reaped           prometheus.Counter
 	received         *counterSet
 	forwarded        *counterSet
-	notify           *counterSet
 	service          *serviceInfo
 }
 
@@ -71,6 +70,10 @@ type Sources struct {
 	LiveChildren        func() int   // lfinit_child_processes
 	LogLinesDropped     func() int64 // lfinit_log_lines_dropped_total
 	StatusWriteFailures func() int64 // lfinit_status_file_write_failures_total
+	// NotifyCounts are the notify listener's counts and their kinds
+	// (lfinit_notify_messages_total).
+	NotifyCounts func() []uint64
+	NotifyKinds  []string
 }
 
 // New builds the metrics of one lfinit run.
@@ -107,9 +110,6 @@ func New(info BuildInfo, src Sources) *Metrics {
 			"Signals received by lfinit, by signal name."),
 		forwarded: bySignal("lfinit_signals_forwarded_total",
 			"Signals sent by lfinit to its child or process group, by signal name."),
-		notify: newCounterSet(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lfinit_notify_messages_total",
-			Help: "Lines of the notify protocol (--ready-notify) by kind (ready, stopping, status, garbage, ignored, …); outside counts messages from senders outside lfinit's tree and dropped those the loop had no room for."},
-			[]string{"kind"})),
 		service: newServiceInfo(),
 	}
 	m.live.Store(true)
@@ -145,7 +145,6 @@ func (m *Metrics) registerAll(info BuildInfo) {
 		m.reaped,
 		m.received.vec,
 		m.forwarded.vec,
-		m.notify.vec,
 		m.service.vec,
 		newBuildInfo(info),
 	)
@@ -195,6 +194,9 @@ func (m *Metrics) registerSources(src Sources) {
 			Name: "lfinit_log_lines_dropped_total",
 			Help: "lfinit's own log lines dropped because stderr did not keep up (the child's output is never touched).",
 		}, func() float64 { return float64(f()) }))
+	}
+	if src.NotifyCounts != nil {
+		m.register(&notifyCollector{counts: src.NotifyCounts, kinds: src.NotifyKinds})
 	}
 	if f := src.StatusWriteFailures; f != nil {
 		m.register(prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -269,20 +271,6 @@ func (m *Metrics) SignalReceived(name string) { m.received.inc(name) }
 
 // SignalForwarded counts one signal sent to the child or its group, by name.
 func (m *Metrics) SignalForwarded(name string) { m.forwarded.inc(name) }
-
-// NotifyReceived counts n lines of the notify protocol of one kind.
-func (m *Metrics) NotifyReceived(kind string, n int) {
-	for range n {
-		m.notify.inc(kind)
-	}
-}
-
-// KnownNotifyKinds makes the notify counters of these kinds exist at 0.
-func (m *Metrics) KnownNotifyKinds(kinds ...string) {
-	for _, k := range kinds {
-		m.notify.touch(k)
-	}
-}
 
 // Reaped counts n reaped processes; n <= 0 is ignored.
 func (m *Metrics) Reaped(n int) {

@@ -33,10 +33,28 @@ type Datagram struct {
 
 // Listener is the socket lfinit serves the protocol on.
 type Listener struct {
-	conn    *net.UnixConn
-	addr    string // NOTIFY_SOCKET as the child gets it
-	path    string // the file to remove at Close; "" for an abstract socket
-	dropped atomic.Uint64
+	conn   *net.UnixConn
+	addr   string // NOTIFY_SOCKET as the child gets it
+	path   string // the file to remove at Close; "" for an abstract socket
+	counts [numCounts]atomic.Uint64
+}
+
+// The counts beyond the kinds of line: messages from outside the tree,
+// and messages the loop had no room for.
+const (
+	countOutside = int(NumKinds) + iota
+	countDropped
+	numCounts
+)
+
+// CountNames are the names of Counts' entries: the kinds, then outside
+// and dropped.
+func CountNames() []string {
+	names := make([]string, 0, numCounts)
+	for _, k := range Kinds() {
+		names = append(names, k.String())
+	}
+	return append(names, "outside", "dropped")
 }
 
 // Listen opens the socket: in the abstract namespace for Abstract,
@@ -86,9 +104,17 @@ func (l *Listener) setup() error {
 // Addr is the value of NOTIFY_SOCKET for the child.
 func (l *Listener) Addr() string { return l.addr }
 
-// Dropped is how many messages were dropped because the loop had not
-// taken the earlier ones yet.
-func (l *Listener) Dropped() uint64 { return l.dropped.Load() }
+// Counts are how many lines of each kind came from lfinit's tree, how
+// many messages came from outside it, and how many the loop had no room
+// for, in CountNames' order. Counted here, so that neither garbage nor a
+// stranger's flood ever wakes the loop.
+func (l *Listener) Counts() []uint64 {
+	out := make([]uint64, numCounts)
+	for i := range out {
+		out[i] = l.counts[i].Load()
+	}
+	return out
+}
 
 // Close closes the socket (ending Serve) and removes its file.
 func (l *Listener) Close() error {
@@ -99,15 +125,17 @@ func (l *Listener) Close() error {
 	return err
 }
 
-// Serve reads messages until Close, each parsed and handed to out without
-// ever waiting for it: when out is full the message is dropped and
-// counted, so a flood never grows a buffer nor holds up the loop that
-// forwards signals. inTree says whether a sender's pid is of lfinit's tree.
-// Every descriptor a message carries is closed at once: systemd-notify's
-// BARRIER=1 waits until the receiver closes its pipe.
+// Serve reads messages until Close, counts them, and hands those of
+// lfinit's tree that say something the loop acts on to out, without ever
+// waiting for it: when out is full the message is dropped and counted, so
+// a flood never grows a buffer nor holds up the loop that forwards
+// signals. inTree says whether a sender's pid is of lfinit's tree. Every
+// descriptor a message carries is closed once its sender was checked:
+// systemd-notify's BARRIER=1 waits until the receiver closes its pipe.
 func (l *Listener) Serve(out chan<- Datagram, inTree func(pid int) bool) {
 	buf := make([]byte, MaxDatagram+1)
 	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred)+unix.CmsgSpace(4*maxFDs))
+	var fds []int
 	for {
 		n, oobn, flags, _, err := l.conn.ReadMsgUnix(buf, oob)
 		if err != nil {
@@ -117,31 +145,51 @@ func (l *Listener) Serve(out chan<- Datagram, inTree func(pid int) bool) {
 			continue // a message lost in the kernel; the next one stands alone
 		}
 		d := Datagram{Msg: Parse(buf[:n], flags&unix.MSG_TRUNC != 0)}
-		d.Pid, d.Uid = credentials(oob[:oobn])
+		d.Pid, d.Uid, fds = credentials(oob[:oobn], fds[:0])
 		d.InTree = d.Pid > 0 && inTree(d.Pid)
-		select {
-		case out <- d:
-		default:
-			l.dropped.Add(1)
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		if l.count(&d) {
+			select {
+			case out <- d:
+			default:
+				l.counts[countDropped].Add(1)
+			}
 		}
 	}
 }
 
-// credentials closes every descriptor in a message's control data and
-// returns the sender's pid and uid (0, 0 when none came).
-func credentials(oob []byte) (pid, uid int) {
+// count counts d and reports whether the loop has anything to do with it.
+func (l *Listener) count(d *Datagram) bool {
+	if !d.InTree {
+		l.counts[countOutside].Add(1)
+		return false
+	}
+	acts := false
+	for k, n := range d.Msg.Lines {
+		if n > 0 {
+			l.counts[k].Add(uint64(n))
+			acts = acts || Kind(k) < KindBarrier
+		}
+	}
+	return acts
+}
+
+// credentials returns the sender's pid and uid from a message's control
+// data (0, 0 when none came), and appends to fds every descriptor it
+// carried, for the caller to close.
+func credentials(oob []byte, fds []int) (pid, uid int, _ []int) {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
-		return 0, 0
+		return 0, 0, fds
 	}
 	for i := range msgs {
-		if fds, err := unix.ParseUnixRights(&msgs[i]); err == nil {
-			for _, fd := range fds {
-				unix.Close(fd)
-			}
+		if rights, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+			fds = append(fds, rights...)
 		} else if c, err := unix.ParseUnixCredentials(&msgs[i]); err == nil {
 			pid, uid = int(c.Pid), int(c.Uid)
 		}
 	}
-	return pid, uid
+	return pid, uid, fds
 }

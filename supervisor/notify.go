@@ -13,21 +13,12 @@ import (
 // more are dropped (and counted): room for a burst, not for a flood.
 const notifyQueue = 64
 
-// NotifyRecorder is the part of a Recorder that counts the notify
-// protocol's messages, by kind (notify.Kind's names, "outside" for a
-// sender outside lfinit's tree, "dropped" for a message the loop had no
-// room for). Optional: a Recorder without it counts none.
-type NotifyRecorder interface {
-	NotifyReceived(kind string, n int)
-}
-
 // serviceState is the loop's side of --ready-notify.
 type serviceState struct {
 	word       core.Service
 	messages   <-chan notify.Datagram // nil without --ready-notify
 	status     string                 // the last STATUS=
 	errno      int                    // the last ERRNO=, 0: none
-	dropped    uint64                 // the listener's drops already counted
 	probeReady bool                   // --ready-tcp/--ready-http passed
 }
 
@@ -49,13 +40,9 @@ func (r *runner) gatesOpen() bool {
 	return (r.Readiness == nil || r.service.probeReady) && r.service.word.GateOpen()
 }
 
-// heard takes one message of the notify protocol.
+// heard takes one message of the notify protocol from lfinit's tree (the
+// listener counted it, and keeps strangers and garbage to itself).
 func (r *runner) heard(d notify.Datagram) []core.Action {
-	r.countNotify(d)
-	if !d.InTree {
-		r.Log.Debug("ignored a notify message from outside lfinit's tree", "sender_pid", d.Pid, "sender_uid", d.Uid)
-		return nil
-	}
 	msg := &d.Msg
 	if msg.Has(notify.KindStatus) && msg.Status != r.service.status {
 		r.service.status, r.status.unpublished = msg.Status, true
@@ -94,27 +81,6 @@ func (r *runner) logAsides(d notify.Datagram) {
 	}
 	if n := msg.Lines[notify.KindGarbage]; n > 0 {
 		r.Log.Debug("ignored malformed notify lines", "lines", int(n), "sender_pid", d.Pid)
-	}
-}
-
-// countNotify counts one message by kind, and the drops since the last.
-func (r *runner) countNotify(d notify.Datagram) {
-	rec, ok := r.Recorder.(NotifyRecorder)
-	if !ok {
-		return
-	}
-	if dropped := r.Notify.Dropped(); dropped > r.service.dropped {
-		rec.NotifyReceived("dropped", int(dropped-r.service.dropped))
-		r.service.dropped = dropped
-	}
-	if !d.InTree {
-		rec.NotifyReceived("outside", 1)
-		return
-	}
-	for k, n := range d.Msg.Lines {
-		if n > 0 {
-			rec.NotifyReceived(notify.Kind(k).String(), int(n))
-		}
 	}
 }
 

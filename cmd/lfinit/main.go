@@ -197,7 +197,7 @@ func (p *prepared) start(c *config, log *slog.Logger, logOut *asynclog.Writer) (
 		return obs, rec
 	}
 	// A push without --metrics-addr still needs the registry.
-	m := newMetrics(c, logOut, publisher)
+	m := newMetrics(c, logOut, publisher, p.notify)
 	obs.recorder = m
 	obs.publishers = append(obs.publishers, m.Status)
 	rec.Metrics = m
@@ -235,7 +235,7 @@ func pusher(p push.Config, g prometheus.Gatherer, log *slog.Logger) func() {
 
 // newMetrics is lfinit's registry, with the signal counters an operator
 // queries already at 0.
-func newMetrics(c *config, logOut *asynclog.Writer, publisher *statusfile.Publisher) *metrics.Metrics {
+func newMetrics(c *config, logOut *asynclog.Writer, publisher *statusfile.Publisher, l *notify.Listener) *metrics.Metrics {
 	src := metrics.Sources{
 		// Counted at scrape time only: a /proc scan is no work for the loop.
 		LiveChildren:    func() int { return len(reaper.Live(reaper.Walk(os.Getpid()))) },
@@ -244,15 +244,12 @@ func newMetrics(c *config, logOut *asynclog.Writer, publisher *statusfile.Publis
 	if publisher != nil {
 		src.StatusWriteFailures = publisher.Failures
 	}
+	if l != nil {
+		src.NotifyCounts, src.NotifyKinds = l.Counts, notify.CountNames()
+	}
 	b := Build()
 	m := metrics.New(metrics.BuildInfo{Version: b.Version, Revision: b.Revision}, src)
 	m.KnownSignals(knownSignals(c.opts)...)
-	if c.readyNotify != "" {
-		for _, k := range notify.Kinds() {
-			m.KnownNotifyKinds(k.String())
-		}
-		m.KnownNotifyKinds("outside", "dropped")
-	}
 	return m
 }
 

@@ -1,0 +1,218 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/light-fabric/lfinit/statusfile"
+)
+
+// needProgram skips a test whose real program is not installed.
+func needProgram(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skipf("%s is not installed (scripts/install-deps installs it)", name)
+	}
+}
+
+// waitStatus waits until the status file at path satisfies ok.
+func waitStatus(t *testing.T, path, what string, ok func(statusfile.Status) bool) statusfile.Status {
+	t.Helper()
+	var s statusfile.Status
+	waitFor(t, 30*time.Second, what, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil || json.Unmarshal(b, &s) != nil {
+			return false
+		}
+		return ok(s)
+	})
+	return s
+}
+
+// notifyScript is a service that says its readiness with Debian's
+// systemd-notify, each step held until the test creates a file: READY=1
+// with a status (the barrier included), RELOADING=1, READY=1 again, then
+// STOPPING=1, recording each systemd-notify's exit code.
+const notifyScript = `
+d=$0
+step() { while [ ! -e "$d/$1" ]; do sleep 0.02; done; }
+touch "$d/started"
+step go
+systemd-notify --ready --status="Serving 3 workers"; echo $? > "$d/rc-ready"
+step reload
+systemd-notify RELOADING=1; echo $? > "$d/rc-reloading"
+step reloaded
+systemd-notify --ready; echo $? > "$d/rc-reloaded"
+step stop
+systemd-notify STOPPING=1; echo $? > "$d/rc-stopping"
+step exit
+`
+
+// rc waits for the exit code systemd-notify left in the file name.
+func (r *run) rc(name string) string {
+	r.t.Helper()
+	r.waitFile(name)
+	var b []byte
+	waitFor(r.t, 10*time.Second, name+" written", func() bool {
+		b, _ = os.ReadFile(r.path(name))
+		return strings.HasSuffix(string(b), "\n")
+	})
+	return strings.TrimSpace(string(b))
+}
+
+// TestNotifySystemdNotify: a shell script that says its readiness with
+// systemd-notify, under lfinit as PID 1. The phase stays starting until
+// READY=1; RELOADING=1 and STOPPING=1 take the readiness back; the
+// barrier returns at once (systemd-notify fails after 5 s when the
+// receiver keeps its descriptor).
+func TestNotifySystemdNotify(t *testing.T) {
+	needProgram(t, "systemd-notify")
+	t.Parallel()
+	r := startPID1(t, "--ready-notify", "abstract", "--status-file", "DIR/status.json", "--", "sh", "-c", notifyScript, "DIR")
+	status := r.path("status.json")
+	r.waitFile("started")
+	s := waitStatus(t, status, "the first status", func(s statusfile.Status) bool { return s.ServiceState != nil })
+	if s.Phase != statusfile.Starting || s.Ready || *s.ServiceState != "starting" {
+		t.Fatalf("before READY=1: phase %s ready %v service %s", s.Phase, s.Ready, *s.ServiceState)
+	}
+	if code := probe(t, "ready", status); code != 1 {
+		t.Fatalf("probe ready before READY=1: exit %d", code)
+	}
+	os.WriteFile(r.path("go"), nil, 0o644)
+	if rc := r.rc("rc-ready"); rc != "0" {
+		t.Fatalf("systemd-notify --ready exit %s (the barrier waits until lfinit closes its descriptor)", rc)
+	}
+	s = waitStatus(t, status, "ready", func(s statusfile.Status) bool { return s.Ready })
+	if s.Phase != statusfile.Ready || s.ServiceStatus == nil || *s.ServiceStatus != "Serving 3 workers" {
+		t.Fatalf("after READY=1: phase %s status %v", s.Phase, s.ServiceStatus)
+	}
+	step := func(file, rcFile, state string, ready bool) {
+		t.Helper()
+		os.WriteFile(r.path(file), nil, 0o644)
+		if rc := r.rc(rcFile); rc != "0" {
+			t.Fatalf("%s: systemd-notify exit %s", rcFile, rc)
+		}
+		s := waitStatus(t, status, "service "+state, func(s statusfile.Status) bool { return *s.ServiceState == state })
+		if s.Ready != ready || s.Phase != statusfile.Ready {
+			t.Fatalf("service %s: phase %s ready %v, want ready %v", state, s.Phase, s.Ready, ready)
+		}
+		want := 1
+		if ready {
+			want = 0
+		}
+		if code := probe(t, "ready", status); code != want {
+			t.Fatalf("service %s: probe ready exit %d, want %d", state, code, want)
+		}
+	}
+	step("reload", "rc-reloading", "reloading", false)
+	step("reloaded", "rc-reloaded", "ready", true)
+	step("stop", "rc-stopping", "stopping", false)
+	os.WriteFile(r.path("exit"), nil, 0o644)
+	if code := r.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(r.stderr.String(), "outcome=child-exited") {
+		t.Fatalf("the service's own stop is not child-exited:\n%s", r.stderr.String())
+	}
+}
+
+// floodScript sends, from lfinit's tree, garbage of every sort (NUL
+// bytes, a datagram over the limit, lines without =, a bad READY) as fast
+// as the socket takes it, then READY=1, and waits for the test.
+const floodScript = `
+import os, socket, sys, time
+d, n = sys.argv[1], int(sys.argv[2])
+def step(name):
+    while not os.path.exists(d + "/" + name):
+        time.sleep(0.02)
+addr = os.environ["NOTIFY_SOCKET"]
+if addr.startswith("@"):
+    addr = "\0" + addr[1:]
+open(d + "/sock", "w").write(os.environ["NOTIFY_SOCKET"])
+step("go")
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+junk = [b"READY=1\0", b"A" * 5000, b"no equals", b"READY=0", b"\xff=1"]
+for i in range(n):
+    s.sendto(junk[i % len(junk)], addr)
+s.sendto(b"READY=1\nSTATUS=flood survived", addr)
+step("exit")
+`
+
+// TestNotifyStrangersAndGarbage: a message from outside lfinit's tree
+// (this test, in another PID namespace) is ignored and counted; a flood
+// of garbage from the tree is counted line by line, never a crash, and
+// the READY=1 that follows it still counts.
+func TestNotifyStrangersAndGarbage(t *testing.T) {
+	needProgram(t, "python3")
+	t.Parallel()
+	const n = 20000
+	r := startPID1(t, "--ready-notify", "abstract", "--status-file", "DIR/status.json", "--metrics-addr", "127.0.0.1:0",
+		"--", "python3", "-c", floodScript, "DIR", "20000")
+	addr := r.metricsAddr()
+	r.waitFile("sock")
+	sock, _ := os.ReadFile(r.path("sock"))
+	if !strings.HasPrefix(string(sock), "@lfinit-notify-") {
+		t.Fatalf("NOTIFY_SOCKET=%q", sock)
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Sendto(fd, []byte("READY=1"), 0, &unix.SockaddrUnix{Name: string(sock)}); err != nil {
+		t.Fatal(err)
+	}
+	metric := func(kind string) string {
+		_, body := get(t, "http://"+addr+"/metrics")
+		return metricValue(body, `lfinit_notify_messages_total{kind="`+kind+`"}`)
+	}
+	waitFor(t, 30*time.Second, "the stranger counted", func() bool { return metric("outside") == "1" })
+	if s := readStatus(t, r.path("status.json")); s.Phase != statusfile.Starting || metric("ready") != "0" {
+		t.Fatalf("a stranger's READY=1 made lfinit %s (ready lines %s)", s.Phase, metric("ready"))
+	}
+	os.WriteFile(r.path("go"), nil, 0o644)
+	s := waitStatus(t, r.path("status.json"), "ready after the flood", func(s statusfile.Status) bool { return s.Ready })
+	if s.ServiceStatus == nil || *s.ServiceStatus != "flood survived" {
+		t.Fatalf("status %v", s.ServiceStatus)
+	}
+	if got := metric("garbage"); got != "20000" {
+		t.Fatalf("garbage lines %s, want %d (every junk datagram counted once)", got, n)
+	}
+	if got := metric("ready"); got != "1" {
+		t.Fatalf("ready lines %s, want 1", got)
+	}
+	os.WriteFile(r.path("exit"), nil, 0o644)
+	if code := r.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestNotifyOffOpensNothing: without --ready-notify the child's
+// environment keeps lfinit's parent's NOTIFY_SOCKET as it is, and with
+// it the child gets lfinit's own socket instead.
+func TestNotifyOffOpensNothing(t *testing.T) {
+	t.Parallel()
+	r := startWith(t, false, []string{"--", "sh", "-c", `echo "$NOTIFY_SOCKET" > "$0/sock"`, "DIR"}, []string{"NOTIFY_SOCKET=/run/host.sock"})
+	if code := r.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if b, _ := os.ReadFile(r.path("sock")); string(b) != "/run/host.sock\n" {
+		t.Fatalf("without --ready-notify the child got NOTIFY_SOCKET=%q", b)
+	}
+	r = startWith(t, false, []string{"--ready-notify", "DIR", "--", "sh", "-c", `echo "$NOTIFY_SOCKET" > "$0/sock"; systemd-notify --ready 2>/dev/null || true`, "DIR"}, []string{"NOTIFY_SOCKET=/run/host.sock"})
+	if code := r.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if b, _ := os.ReadFile(r.path("sock")); string(b) != r.path("notify.sock")+"\n" {
+		t.Fatalf("with --ready-notify DIR the child got NOTIFY_SOCKET=%q", b)
+	}
+	if _, err := os.Stat(r.path("notify.sock")); !os.IsNotExist(err) {
+		t.Fatalf("the socket was left behind: %v", err)
+	}
+}
