@@ -95,6 +95,7 @@ type Machine struct {
 	stopSig     syscall.Signal
 	deadlineSig syscall.Signal // 0: none
 	trigger     syscall.Signal // the first shutdown signal
+	reason      string         // why lfinit stopped by itself (StopFor), "" after a signal
 
 	stopSent   bool
 	gracePast  bool // the grace deadline passed with the child alive
@@ -145,6 +146,31 @@ func (m *Machine) ShuttingDown() bool { return m.shutdown }
 
 // Trigger is the first shutdown signal, 0 before any.
 func (m *Machine) Trigger() syscall.Signal { return m.trigger }
+
+// Reason is why the shutdown began: the trigger's word (terminate,
+// interrupt, …), or the reason lfinit stopped for by itself (StopFor).
+func (m *Machine) Reason() string {
+	if m.reason != "" {
+		return m.reason
+	}
+	return forward.Reason(m.trigger)
+}
+
+// OwnStop reports whether lfinit began the shutdown by itself (StopFor),
+// not on a signal.
+func (m *Machine) OwnStop() bool { return m.reason != "" }
+
+// StopFor begins, at now, the same bounded shutdown a SIGTERM would, for
+// a reason of lfinit's own (the service's watchdog); the child gets the
+// stop signal (--stop-signal, else SIGTERM). Nothing when a shutdown
+// already began or the run is over.
+func (m *Machine) StopFor(now time.Time, reason string) []Action {
+	if m.done || m.shutdown {
+		return nil
+	}
+	m.reason = reason
+	return m.startShutdown(now, syscall.SIGTERM, syscall.SIGTERM)
+}
 
 // HardDeadline is when the tree is killed, and whether one is set at all.
 func (m *Machine) HardDeadline() (time.Time, bool) {

@@ -422,3 +422,25 @@ func TestRewriteDuringStartupAbort(t *testing.T) {
 	m.Started(t0, false)
 	expect(t, "INT", m.Signal(at(s), syscall.SIGINT), "phase:aborting-startup stop:SIGUSR1")
 }
+
+func TestStopForIsAShutdownOfLfinitsOwn(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	m := NewMachine(Options{Budget: budget.Config{Grace: 8 * time.Second, Floor: 250 * time.Millisecond}, StopSignal: syscall.SIGQUIT})
+	m.Started(t0, true)
+	acts := m.StopFor(t0.Add(time.Second), "watchdog")
+	if !m.ShuttingDown() || !m.OwnStop() || m.Reason() != "watchdog" {
+		t.Fatalf("shutting down %v, own %v, reason %q", m.ShuttingDown(), m.OwnStop(), m.Reason())
+	}
+	if len(acts) == 0 || acts[0].Kind != ActForward || acts[0].Signal != syscall.SIGQUIT {
+		t.Fatalf("actions %+v, want the stop signal forwarded", acts)
+	}
+	if hard, _ := m.HardDeadline(); hard != t0.Add(time.Second+8250*time.Millisecond) {
+		t.Fatalf("hard deadline %v", hard)
+	}
+	if m.StopFor(t0.Add(2*time.Second), "watchdog") != nil {
+		t.Fatal("a second StopFor acted")
+	}
+	if acts := m.Signal(t0.Add(3*time.Second), syscall.SIGTERM); m.Reason() != "watchdog" || len(acts) == 0 {
+		t.Fatalf("a later SIGTERM: reason %q, actions %+v (want it to hurry)", m.Reason(), acts)
+	}
+}

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -16,6 +17,7 @@ type serviceInfo struct {
 	vec        *prometheus.GaugeVec
 	mu         sync.Mutex
 	state, msg string
+	missed     atomic.Bool // the service's watchdog is missed (lfinit_watchdog_missed)
 }
 
 func newServiceInfo() *serviceInfo {
@@ -29,6 +31,7 @@ func (i *serviceInfo) set(s statusfile.Status) {
 	if s.ServiceState == nil {
 		return
 	}
+	i.missed.Store(s.WatchdogMissedAt != nil)
 	msg := ""
 	if s.ServiceStatus != nil {
 		msg = *s.ServiceStatus

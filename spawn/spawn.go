@@ -34,7 +34,8 @@ type Options struct {
 	// the terminal on stdin before it execs (see ForegroundTerminal).
 	Foreground bool
 	// ListenPID starts the child through lfinit's exec step, which sets
-	// its LISTEN_PID to its own pid (socket activation; see ListenFDs).
+	// its LISTEN_PID and WATCHDOG_PID to its own pid (socket activation,
+	// see ListenFDs; the service watchdog).
 	ListenPID bool
 	// Credential, when set, is the uid, gid and groups the child execs
 	// with (--user); lfinit keeps its own.

@@ -124,4 +124,8 @@ type Status struct {
 	ServiceState  *string `json:"service_state"`
 	ServiceStatus *string `json:"service_status"`
 	ServiceErrno  *int    `json:"service_errno"`
+	// WatchdogMissedAt is when the service's watchdog (--watchdog) was
+	// missed, an interval without WATCHDOG=1 (or WATCHDOG=trigger): lfinit
+	// is then not live. Null while it is fed, and without a watchdog.
+	WatchdogMissedAt *time.Time `json:"watchdog_missed_at"`
 }

@@ -45,6 +45,7 @@ func (s Status) utc() Status {
 	s.SignalAt = conv(s.SignalAt)
 	s.GraceDeadline = conv(s.GraceDeadline)
 	s.HardDeadline = conv(s.HardDeadline)
+	s.WatchdogMissedAt = conv(s.WatchdogMissedAt)
 	s.PhaseSince = s.PhaseSince.UTC()
 	s.UpdatedAt = s.UpdatedAt.UTC()
 	return s

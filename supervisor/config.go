@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/forward"
@@ -42,6 +43,11 @@ type Config struct {
 	// was told of: READY=1 gates the ready phase, and the service's
 	// STOPPING=1, RELOADING=1 and STATUS= are published.
 	Notify *notify.Listener
+	// Watchdog is the interval within which the service must send
+	// WATCHDOG=1 (--watchdog, with Notify), 0 for none; a miss makes
+	// lfinit not live, and with WatchdogStop begins its shutdown.
+	Watchdog     time.Duration
+	WatchdogStop bool
 }
 
 // Signals are lfinit's caught signals, queued until the loop reads them.

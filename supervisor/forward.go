@@ -54,7 +54,7 @@ func (r *runner) signal(sig syscall.Signal) []core.Action {
 func (r *runner) logReceived(name, what string, now time.Time) {
 	attrs := []any{"signal", name, "action", what}
 	if hard, ok := r.m.HardDeadline(); ok && r.m.ShuttingDown() {
-		attrs = append(attrs, "reason", forward.Reason(r.m.Trigger()), "hard_deadline", hard.UTC().Format(time.RFC3339Nano), "remaining_seconds", seconds(budget.Left(hard, now)))
+		attrs = append(attrs, "reason", r.m.Reason(), "hard_deadline", hard.UTC().Format(time.RFC3339Nano), "remaining_seconds", seconds(budget.Left(hard, now)))
 	}
 	r.Log.Debug("signal received", attrs...)
 }

@@ -19,6 +19,8 @@ type serviceState struct {
 	messages   <-chan notify.Datagram // nil without --ready-notify
 	status     string                 // the last STATUS=
 	errno      int                    // the last ERRNO=, 0: none
+	dog        core.Watchdog          // --watchdog
+	dogArmed   time.Time              // the deadline the watchdog timer is set for
 	probeReady bool                   // --ready-tcp/--ready-http passed
 }
 
@@ -28,6 +30,7 @@ func (r *runner) listen() {
 	if r.Notify == nil {
 		return
 	}
+	r.service.dog = core.NewWatchdog(r.Watchdog, time.Now())
 	ch := make(chan notify.Datagram, notifyQueue)
 	r.service.messages = ch
 	self := r.self
@@ -53,6 +56,9 @@ func (r *runner) heard(d notify.Datagram) []core.Action {
 		r.Log.Info("the service reported an error", "errno", msg.Errno, "sender_pid", d.Pid)
 	}
 	r.logAsides(d)
+	if acts := r.fedOrTriggered(d); acts != nil {
+		return acts
+	}
 	if r.service.word.Heard(msg.Has(notify.KindReady), msg.Has(notify.KindReloading), msg.Has(notify.KindStopping)) {
 		r.status.unpublished = true
 		r.Log.Info("the service says it is "+r.service.word.State(), "sender_pid", d.Pid)
@@ -65,6 +71,64 @@ func (r *runner) heard(d notify.Datagram) []core.Action {
 		return r.m.MarkReady(time.Now())
 	}
 	return nil
+}
+
+// fedOrTriggered feeds the watchdog on WATCHDOG=1, and takes a
+// WATCHDOG=trigger as a miss.
+func (r *runner) fedOrTriggered(d notify.Datagram) []core.Action {
+	now := time.Now()
+	if d.Msg.Has(notify.KindWatchdog) && r.service.dog.Fed(now) {
+		r.Log.Info("the service's watchdog is fed again; lfinit is live", "sender_pid", d.Pid)
+		r.setLive(true)
+		r.status.unpublished = true
+	}
+	if d.Msg.Has(notify.KindWatchdogTrigger) && r.service.dog.Trigger(now) {
+		return r.watchdogMissed(now, d.Pid)
+	}
+	return nil
+}
+
+// watchdogDue checks the watchdog when its timer fires.
+func (r *runner) watchdogDue() []core.Action {
+	now := time.Now()
+	if !r.service.dog.Due(now) {
+		return nil
+	}
+	return r.watchdogMissed(now, 0)
+}
+
+// watchdogMissed makes lfinit not live (/livez, lfinit probe live, the
+// status file) and, with --watchdog-action=stop, begins its shutdown.
+func (r *runner) watchdogMissed(now time.Time, sender int) []core.Action {
+	r.status.unpublished = true
+	r.setLive(false)
+	how := "no WATCHDOG=1 within " + r.Watchdog.String()
+	if r.service.dog.Triggered() {
+		how = "the service sent WATCHDOG=trigger"
+	}
+	if !r.WatchdogStop {
+		r.Log.Warn("the service's watchdog was missed; lfinit is not live", "why", how, "sender_pid", sender, "action", "none")
+		return nil
+	}
+	r.Log.Warn("the service's watchdog was missed; lfinit is not live and stops", "why", how, "sender_pid", sender, "action", "stop")
+	return r.m.StopFor(now, "watchdog")
+}
+
+// setLive tells the metrics' /livez, when there are metrics.
+func (r *runner) setLive(live bool) {
+	if l, ok := r.Recorder.(interface{ SetLive(bool) }); ok {
+		l.SetLive(live)
+	}
+}
+
+// armWatchdog sets timer for the watchdog's next deadline, when it moved.
+func (r *runner) armWatchdog(timer *time.Timer) {
+	dog := &r.service.dog
+	if !dog.On() || !dog.MissedAt().IsZero() || dog.Deadline().Equal(r.service.dogArmed) {
+		return
+	}
+	r.service.dogArmed = dog.Deadline()
+	timer.Reset(time.Until(dog.Deadline()))
 }
 
 // logAsides logs what lfinit records but does not act on.
@@ -100,4 +164,8 @@ func (s *serviceState) publish(st *statusfile.Status) {
 		st.ServiceErrno = &errno
 	}
 	st.Ready = st.Ready && !s.word.Unready()
+	if at := s.dog.MissedAt(); !at.IsZero() {
+		u := at.UTC()
+		st.WatchdogMissedAt = &u
+	}
 }

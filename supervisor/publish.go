@@ -85,8 +85,12 @@ func (p *publishing) snapshot(m *core.Machine) statusfile.Status {
 	}
 	if m.ShuttingDown() {
 		tl := m.Timeline()
-		reason, sig := forward.Reason(m.Trigger()), forward.Name(m.Trigger())
-		s.Reason, s.Signal = &reason, &sig
+		reason := m.Reason()
+		s.Reason = &reason
+		if !m.OwnStop() {
+			sig := forward.Name(m.Trigger())
+			s.Signal = &sig
+		}
 		s.SignalAt, s.GraceDeadline = utc(tl.SignalAt), utc(tl.GraceDeadline)
 	}
 	if hard, ok := m.HardDeadline(); ok {

@@ -97,6 +97,8 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) {
 	timer.Stop()
 	later := time.NewTimer(time.Hour) // the full reap a SIGCHLD put off
 	later.Stop()
+	dog := time.NewTimer(time.Hour) // the service's watchdog (--watchdog)
+	dog.Stop()
 	for {
 		var acts []core.Action
 		select {
@@ -113,6 +115,9 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) {
 			r.probeReport(rep)
 		case d := <-r.service.messages:
 			acts = r.heard(d)
+		case <-dog.C:
+			r.service.dogArmed = time.Time{}
+			acts = r.watchdogDue()
 		case <-ready:
 			ready, r.service.probeReady = nil, true
 			if r.service.word.GateOpen() {
@@ -129,6 +134,7 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) {
 		if r.apply(acts) {
 			return
 		}
+		r.armWatchdog(dog)
 		if r.reapLater {
 			r.reapLater = false
 			later.Reset(time.Until(r.pace.Next()))

@@ -65,6 +65,8 @@ func (r *runner) startChild() error {
 // its pid), the LISTEN_FDS sockets too, and LISTEN_PID made the child's.
 func (r *runner) spawnOptions() spawn.Options {
 	o := spawn.Options{Env: r.Env, PreserveFDs: r.PreserveFDs, Foreground: r.openTerminal(), Credential: r.Credential}
+	// The watchdog's WATCHDOG_PID is the child's pid too (the same step).
+	o.ListenPID = r.Watchdog > 0 && spawn.CanSetListenPID()
 	n, ok := spawn.ListenFDs(r.Env, r.self)
 	if !ok {
 		return o

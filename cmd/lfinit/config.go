@@ -29,17 +29,20 @@ type config struct {
 	readyTCP    string
 	readyHTTP   string
 	readyNotify string // --ready-notify: "", abstract or a directory
-	termLog     string
-	stopTimeout time.Duration
-	allowance   time.Duration
-	logFormat   string
-	level       string // --log-level, read into logLevel
-	logLevel    slog.Level
-	push        push.Config
-	argv        []string
-	help        bool
-	asJSON      bool // a subcommand's --json
-	version     bool
+	watchdog    time.Duration
+	// --watchdog-action: none or stop
+	watchdogAction string
+	termLog        string
+	stopTimeout    time.Duration
+	allowance      time.Duration
+	logFormat      string
+	level          string // --log-level, read into logLevel
+	logLevel       slog.Level
+	push           push.Config
+	argv           []string
+	help           bool
+	asJSON         bool // a subcommand's --json
+	version        bool
 	// Signals around the run, and the peers' options (compat.go).
 	parentDeath syscall.Signal // --parent-death-signal, 0: none
 	warnOnReap  bool
@@ -145,6 +148,9 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 
 // checkObservability validates the readiness checks.
 func (c *config) checkObservability() error {
+	if c.watchdog > 0 && c.readyNotify == "" {
+		return usagef("--watchdog needs --ready-notify: the service sends WATCHDOG=1 over its socket")
+	}
 	if c.readyTCP != "" && c.readyHTTP != "" {
 		// Each value was checked as it was set (checks.go).
 		return usagef("--ready-tcp and --ready-http exclude each other: choose one")

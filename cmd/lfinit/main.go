@@ -68,7 +68,7 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		return usage(stderr, err.Error())
 	}
 	pre.cred = cred
-	childEnv = withNotifySocket(childEnv, pre.notify)
+	childEnv = withNotifySocket(childEnv, pre.notify, c.watchdog)
 	return supervise(c, pre, env, childEnv, maskErr, stderr)
 }
 
@@ -108,21 +108,23 @@ func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, 
 	// Handlers for every relayed signal are in place before the child starts.
 	<-early.Done
 	res := supervisor.Run(supervisor.Config{
-		Options:     c.opts,
-		Argv:        c.argv,
-		Env:         childEnv,
-		Target:      c.target,
-		PID1:        os.Getpid() == 1,
-		Log:         log,
-		PreserveFDs: c.keepFDs,
-		Recorder:    obs.recorder,
-		Publishers:  obs.publishers,
-		Readiness:   c.readiness(),
-		Signals:     supervisor.CaughtSignals(early.Relayed, early.Child),
-		WarnOnReap:  c.warnOnReap,
-		Credential:  pre.cred,
-		Hook:        c.hook,
-		Notify:      pre.notify,
+		Options:      c.opts,
+		Argv:         c.argv,
+		Env:          childEnv,
+		Target:       c.target,
+		PID1:         os.Getpid() == 1,
+		Log:          log,
+		PreserveFDs:  c.keepFDs,
+		Recorder:     obs.recorder,
+		Publishers:   obs.publishers,
+		Readiness:    c.readiness(),
+		Signals:      supervisor.CaughtSignals(early.Relayed, early.Child),
+		WarnOnReap:   c.warnOnReap,
+		Credential:   pre.cred,
+		Hook:         c.hook,
+		Notify:       pre.notify,
+		Watchdog:     c.watchdog,
+		WatchdogStop: c.watchdogAction == "stop",
 	})
 	if pre.notify != nil {
 		pre.notify.Close()

@@ -71,6 +71,8 @@ func options(c *config) []option {
 		{"metrics-addr", checkedValue{stringValue{withDefault(&c.metricsAddr, "")}, checkMetrics}, "serve /metrics, /readyz and /livez on this address (off when empty)", "ADDR", inRun},
 		{"ready-tcp", checkedValue{stringValue{withDefault(&c.readyTCP, "")}, checkReadyTCP}, "stay starting until HOST:PORT accepts a connection", "HOST:PORT", inRun},
 		{"ready-notify", checkedValue{stringValue{withDefault(&c.readyNotify, "")}, checkReadyNotify}, "serve the systemd notify protocol (NOTIFY_SOCKET) to the tree and stay starting until READY=1: abstract, or a directory for the socket (off when empty)", "WHERE", inRun},
+		{"watchdog", durationValue{withDefault(&c.watchdog, 0)}, "with --ready-notify: the service must send WATCHDOG=1 within this interval (it gets WATCHDOG_USEC), else lfinit is not live; 0 for none", "D", inRun},
+		{"watchdog-action", choiceValue{withDefault(&c.watchdogAction, "none"), []string{"none", "stop"}}, "what a missed watchdog does besides failing liveness: none, or stop (lfinit's own bounded shutdown, reason watchdog)", "ACTION", inRun},
 		{"ready-http", checkedValue{stringValue{withDefault(&c.readyHTTP, "")}, checkReadyHTTP}, "stay starting until this URL answers 2xx/3xx", "URL", inRun},
 		{"termination-log", stringValue{withDefault(&c.termLog, "")}, "final summary file, or none (default /dev/termination-log when it exists)", "PATH", inRun},
 		{"stop-timeout", durationValue{withDefault(&c.stopTimeout, 0)}, "the orchestrator's stop timeout, 0 for none: refuse to start when grace+floor+allowance exceeds it", "D", inRun | inBudget},

@@ -1,7 +1,7 @@
 // Package step is lfinit's exec step: lfinit started again as its own
-// child, to set LISTEN_PID to that child's pid and exec the command, for
-// socket activation (Go's fork/exec fixes the environment before the
-// child's pid is known). spawn starts it; it runs in this package's init.
+// child, to set LISTEN_PID (socket activation) and WATCHDOG_PID (the
+// service watchdog) to that child's pid and exec the command (Go's
+// fork/exec fixes the environment before the child's pid is known). spawn starts it; it runs in this package's init.
 //
 // The command waits for every package initialised before this one, so it
 // imports only os and syscall: Go initialises packages in import path
@@ -25,7 +25,11 @@ func init() {
 	}
 }
 
-// run sets LISTEN_PID and execs the command; it returns only when that
+// pidVars are the variables that must name the command's own pid:
+// socket activation's, and the service watchdog's (--watchdog).
+var pidVars = [...]string{"LISTEN_PID", "WATCHDOG_PID"}
+
+// run sets LISTEN_PID and WATCHDOG_PID, where present, and execs the command; it returns only when that
 // failed, having written the errno (decimal) to the status descriptor,
 // which closes on a successful exec.
 func run(args []string) int {
@@ -37,8 +41,10 @@ func run(args []string) int {
 	shell, path, argv := args[1], args[2], args[3:]
 	env := os.Environ()
 	for i, kv := range env {
-		if len(kv) >= 11 && kv[:11] == "LISTEN_PID=" {
-			env[i] = "LISTEN_PID=" + itoa(os.Getpid())
+		for _, name := range pidVars {
+			if len(kv) > len(name) && kv[:len(name)] == name && kv[len(name)] == '=' {
+				env[i] = name + "=" + itoa(os.Getpid())
+			}
 		}
 	}
 	err := syscall.Exec(path, argv, env)

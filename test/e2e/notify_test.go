@@ -216,3 +216,82 @@ func TestNotifyOffOpensNothing(t *testing.T) {
 		t.Fatalf("the socket was left behind: %v", err)
 	}
 }
+
+// TestNotifyWatchdogMissed: a service that feeds the watchdog, then stops
+// feeding it. lfinit is live while it is fed; after one interval without
+// WATCHDOG=1, /livez, lfinit probe live and the status file say it is
+// not; a WATCHDOG=1 afterwards makes it live again. The child gets
+// WATCHDOG_USEC and WATCHDOG_PID, its own pid.
+func TestNotifyWatchdogMissed(t *testing.T) {
+	needProgram(t, "systemd-notify")
+	t.Parallel()
+	r := startPID1(t, "--ready-notify", "abstract", "--watchdog", "1s", "--status-file", "DIR/status.json", "--metrics-addr", "127.0.0.1:0",
+		"--", "sh", "-c", `echo "$WATCHDOG_USEC $WATCHDOG_PID $$" > "$0/env"
+systemd-notify --ready
+for i in 1 2 3 4 5; do systemd-notify WATCHDOG=1; sleep 0.2; done
+touch "$0/quiet"
+while [ ! -e "$0/feed" ]; do sleep 0.02; done
+while [ ! -e "$0/exit" ]; do systemd-notify WATCHDOG=1; sleep 0.1; done`, "DIR")
+	addr, status := r.metricsAddr(), r.path("status.json")
+	r.waitFile("env")
+	env, _ := os.ReadFile(r.path("env"))
+	if f := strings.Fields(string(env)); len(f) != 3 || f[0] != "1000000" || f[1] != f[2] {
+		t.Fatalf("child's WATCHDOG_USEC WATCHDOG_PID $$: %q", env)
+	}
+	waitStatus(t, status, "ready", func(s statusfile.Status) bool { return s.Ready })
+	if code, _ := get(t, "http://"+addr+"/livez"); code != 200 && !fileExists(r.path("quiet")) {
+		t.Fatalf("/livez %d while the watchdog is fed", code)
+	}
+	r.waitFile("quiet")
+	s := waitStatus(t, status, "the watchdog missed", func(s statusfile.Status) bool { return s.WatchdogMissedAt != nil })
+	if code, _ := get(t, "http://"+addr+"/livez"); code != 503 {
+		t.Fatalf("/livez %d with the watchdog missed", code)
+	}
+	if code := probe(t, "live", status); code != 1 {
+		t.Fatalf("probe live exit %d with the watchdog missed", code)
+	}
+	if _, body := get(t, "http://"+addr+"/metrics"); metricValue(body, "lfinit_watchdog_missed") != "1" {
+		t.Fatal("lfinit_watchdog_missed is not 1")
+	}
+	if s.Phase != statusfile.Ready {
+		t.Fatalf("a missed watchdog without --watchdog-action moved the phase to %s", s.Phase)
+	}
+	os.WriteFile(r.path("feed"), nil, 0o644)
+	waitStatus(t, status, "the watchdog fed again", func(s statusfile.Status) bool { return s.WatchdogMissedAt == nil })
+	if code := probe(t, "live", status); code != 0 {
+		t.Fatalf("probe live exit %d once the watchdog is fed again", code)
+	}
+	os.WriteFile(r.path("exit"), nil, 0o644)
+	if code := r.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestNotifyWatchdogTriggerStops: WATCHDOG=trigger with
+// --watchdog-action=stop begins lfinit's own bounded shutdown, reason
+// watchdog: the child gets the stop signal and its graceful exit is
+// lfinit's.
+func TestNotifyWatchdogTriggerStops(t *testing.T) {
+	needProgram(t, "systemd-notify")
+	t.Parallel()
+	r := startPID1(t, "--ready-notify", "abstract", "--watchdog", "1h", "--watchdog-action", "stop", "--status-file", "DIR/status.json",
+		"--", "sh", "-c", `trap 'echo TERM > "$0/got"; exit 0' TERM
+systemd-notify --ready
+systemd-notify WATCHDOG=trigger
+while :; do sleep 0.05; done`, "DIR")
+	if code := r.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stderr.String())
+	}
+	s := readStatus(t, r.path("status.json"))
+	if s.Reason == nil || *s.Reason != "watchdog" || s.Signal != nil || s.Outcome == nil || *s.Outcome != statusfile.Graceful {
+		t.Fatalf("reason %v signal %v outcome %v", s.Reason, s.Signal, s.Outcome)
+	}
+	if got, _ := os.ReadFile(r.path("got")); string(got) != "TERM\n" {
+		t.Fatalf("the child got %q", got)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

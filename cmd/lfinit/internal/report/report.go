@@ -75,9 +75,10 @@ func ProbeReady(s statusfile.Status, alive func(pid int) bool) bool {
 }
 
 // ProbeLive is the answer of `lfinit probe live`: the lfinit that wrote s
-// still runs (alive reports whether a pid exists) and has not stopped.
+// still runs (alive reports whether a pid exists), has not stopped, and
+// the service's watchdog (--watchdog), if any, is fed.
 func ProbeLive(s statusfile.Status, alive func(pid int) bool) bool {
-	return s.Phase != statusfile.Stopped && s.Pid > 0 && alive(s.Pid)
+	return s.Phase != statusfile.Stopped && s.Pid > 0 && alive(s.Pid) && s.WatchdogMissedAt == nil
 }
 
 func round(d time.Duration) time.Duration {
