@@ -195,6 +195,12 @@ func (p *prepared) start(c *config, log *slog.Logger, logOut *asynclog.Writer) (
 		obs.publishers = append(obs.publishers, publisher.Publish)
 		rec.StatusFile = publisher
 	}
+	if c.readyNotify != "" {
+		// lfinit's own NOTIFY_SOCKET, which the child does not get.
+		if b := newBridge(os.Getenv("NOTIFY_SOCKET"), log); b != nil {
+			obs.publishers = append(obs.publishers, b.publish)
+		}
+	}
 	if p.metrics == nil && c.push.Gateway == "" {
 		return obs, rec
 	}

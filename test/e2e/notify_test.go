@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/light-fabric/lfinit/notify"
 	"github.com/light-fabric/lfinit/statusfile"
 )
 
@@ -294,4 +296,48 @@ while :; do sleep 0.05; done`, "DIR")
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// TestNotifyBridgeUpward: lfinit given a NOTIFY_SOCKET of its own (podman
+// --sdnotify=container, a systemd unit) tells it READY=1 once the
+// service said READY=1, with the service's status, and STOPPING=1 when
+// its shutdown begins; the child never sees that socket.
+func TestNotifyBridgeUpward(t *testing.T) {
+	needProgram(t, "systemd-notify")
+	t.Parallel()
+	host, err := notify.Listen(notify.Abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	heard := make(chan notify.Datagram, 16)
+	go host.Serve(heard, func(int) bool { return true })
+	r := startWith(t, true, []string{"--ready-notify", "abstract", "--", "sh", "-c", `trap 'exit 0' TERM
+echo "$NOTIFY_SOCKET" > "$0/sock"
+systemd-notify --ready --status="warm"
+while :; do sleep 0.05; done`, "DIR"}, []string{"NOTIFY_SOCKET=" + host.Addr()})
+	until := func(k notify.Kind) notify.Message {
+		t.Helper()
+		for {
+			select {
+			case d := <-heard:
+				if d.Msg.Has(k) {
+					return d.Msg
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("no %s from lfinit", k)
+			}
+		}
+	}
+	if m := until(notify.KindReady); m.Status != "lfinit: ready: warm" {
+		t.Fatalf("READY=1 with status %q", m.Status)
+	}
+	if sock, _ := os.ReadFile(r.path("sock")); strings.TrimSpace(string(sock)) == host.Addr() {
+		t.Fatal("the child got lfinit's own NOTIFY_SOCKET")
+	}
+	r.signal(syscall.SIGTERM)
+	until(notify.KindStopping)
+	if code := r.wait(30 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
 }
