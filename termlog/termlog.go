@@ -95,8 +95,16 @@ func summaryHead(s statusfile.Status, total time.Duration) string {
 	if s.Cause != nil && *s.Cause == statusfile.CauseOOMKill {
 		head += "; killed by the kernel's OOM killer" + memoryClause(s)
 	}
+	if s.ServiceStatus != nil && *s.ServiceStatus != "" {
+		// The service's own last word (STATUS=, --ready-notify), cut so
+		// that the message stays well under its 1 KiB.
+		head += "; service status: " + truncateUTF8(*s.ServiceStatus, maxServiceStatus)
+	}
 	return oneLine(head)
 }
+
+// maxServiceStatus bounds the service's status in the message, in bytes.
+const maxServiceStatus = 128
 
 // millis is d rounded to the millisecond, as Duration.String writes it.
 func millis(d time.Duration) string { return d.Round(time.Millisecond).String() }

@@ -192,3 +192,13 @@ func TestDefaultTerminationLog(t *testing.T) {
 }
 
 func pointerTo[T any](v T) *T { return &v }
+
+func TestSummaryCarriesServiceStatus(t *testing.T) {
+	o, code, st := statusfile.ChildExited, 0, strings.Repeat("é", 200)
+	s := statusfile.Status{Outcome: &o, ExitCode: &code, ServiceStatus: &st}
+	got := summaryHead(s, time.Second)
+	i := strings.Index(got, "; service status: ")
+	if i < 0 || len(got)-i > len("; service status: ")+maxServiceStatus || !utf8.ValidString(got) {
+		t.Fatalf("summary %q", got)
+	}
+}

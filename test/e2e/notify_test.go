@@ -76,7 +76,7 @@ func (r *run) rc(name string) string {
 func TestNotifySystemdNotify(t *testing.T) {
 	needProgram(t, "systemd-notify")
 	t.Parallel()
-	r := startPID1(t, "--ready-notify", "abstract", "--status-file", "DIR/status.json", "--", "sh", "-c", notifyScript, "DIR")
+	r := startPID1(t, "--ready-notify", "abstract", "--status-file", "DIR/status.json", "--termination-log", "DIR/termlog", "--", "sh", "-c", notifyScript, "DIR")
 	status := r.path("status.json")
 	r.waitFile("started")
 	s := waitStatus(t, status, "the first status", func(s statusfile.Status) bool { return s.ServiceState != nil })
@@ -93,6 +93,9 @@ func TestNotifySystemdNotify(t *testing.T) {
 	s = waitStatus(t, status, "ready", func(s statusfile.Status) bool { return s.Ready })
 	if s.Phase != statusfile.Ready || s.ServiceStatus == nil || *s.ServiceStatus != "Serving 3 workers" {
 		t.Fatalf("after READY=1: phase %s status %v", s.Phase, s.ServiceStatus)
+	}
+	if out, _ := exec.Command(lfinitBin, "status", "--status-file", status).Output(); !strings.Contains(string(out), "status:     Serving 3 workers\n") {
+		t.Fatalf("lfinit status does not show the service's status:\n%s", out)
 	}
 	step := func(file, rcFile, state string, ready bool) {
 		t.Helper()
@@ -121,6 +124,9 @@ func TestNotifySystemdNotify(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr.String(), "outcome=child-exited") {
 		t.Fatalf("the service's own stop is not child-exited:\n%s", r.stderr.String())
+	}
+	if msg, _ := os.ReadFile(r.path("termlog")); !strings.Contains(string(msg), "; service status: Serving 3 workers") {
+		t.Fatalf("termination message %q lacks the service's status", msg)
 	}
 }
 

@@ -28,6 +28,9 @@ func Summary(res supervisor.Result, end time.Time) []any {
 	if s.NotSignalled > 0 {
 		attrs = append(attrs, "not_signalled", s.NotSignalled)
 	}
+	if s.ServiceStatus != nil {
+		attrs = append(attrs, "service_status", *s.ServiceStatus)
+	}
 	attrs = appendCost(attrs, s)
 	attrs = append(attrs, "pid", s.Pid)
 	if s.ChildPid != nil {

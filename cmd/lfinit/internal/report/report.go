@@ -21,6 +21,7 @@ func Describe(s statusfile.Status, now time.Time) string {
 	if s.ReadyError != nil {
 		fmt.Fprintf(&b, "ready error: %s\n", *s.ReadyError)
 	}
+	describeService(&b, s)
 	fmt.Fprintf(&b, "lfinit pid: %d\n", s.Pid)
 	if s.ChildPid != nil {
 		fmt.Fprintf(&b, "child pid:  %d\n", *s.ChildPid)
@@ -65,6 +66,23 @@ func Describe(s statusfile.Status, now time.Time) string {
 	}
 	fmt.Fprintf(&b, "updated:    %s ago\n", round(now.Sub(s.UpdatedAt)))
 	return b.String()
+}
+
+// describeService adds what the service said over the notify protocol
+// (--ready-notify), when it is heard.
+func describeService(b *strings.Builder, s statusfile.Status) {
+	if s.ServiceState != nil {
+		fmt.Fprintf(b, "service:    %s\n", *s.ServiceState)
+	}
+	if s.ServiceStatus != nil {
+		fmt.Fprintf(b, "status:     %s\n", *s.ServiceStatus)
+	}
+	if s.ServiceErrno != nil {
+		fmt.Fprintf(b, "errno:      %d\n", *s.ServiceErrno)
+	}
+	if s.WatchdogMissedAt != nil {
+		fmt.Fprintf(b, "watchdog:   missed at %s\n", s.WatchdogMissedAt.Format(time.RFC3339Nano))
+	}
 }
 
 // ProbeReady is the answer of `lfinit probe ready`: the child is serving,

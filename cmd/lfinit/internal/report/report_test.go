@@ -74,3 +74,17 @@ func TestProbes(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeService(t *testing.T) {
+	state, status, at := "ready", "Serving 3 workers", time.Unix(1000, 0).UTC()
+	s := statusfile.Status{Phase: statusfile.Ready, ServiceState: &state, ServiceStatus: &status, WatchdogMissedAt: &at}
+	got := Describe(s, time.Unix(1001, 0))
+	for _, want := range []string{"service:    ready\n", "status:     Serving 3 workers\n", "watchdog:   missed at 1970-01-01T00:16:40Z\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	if ProbeLive(s, func(int) bool { return true }) {
+		t.Error("probe live passed with the watchdog missed")
+	}
+}
