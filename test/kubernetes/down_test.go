@@ -40,6 +40,8 @@ func (n *node) down(before host) error {
 		}
 	}
 	exec.Command("ip", "link", "del", bridgeName).Run()
+	// kube-proxy removes its own rules; then what else the kubelet made.
+	exec.Command(n.path("bin", "kube-proxy"), "--cleanup").Run()
 	errs = append(errs, killCgroups())
 	errs = append(errs, removeCgroups())
 	removeChains()

@@ -37,7 +37,7 @@ func (n *node) writeFiles() error {
 			return err
 		}
 	}
-	for _, t := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet"} {
+	for _, t := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy"} {
 		if err := os.Symlink(filepath.Join(n.bin, t), n.path("bin", t)); err != nil {
 			return err
 		}
@@ -57,6 +57,7 @@ func (n *node) writeFiles() error {
 		"admin.kubeconfig":       n.kubeconfig(),
 		"containerd.toml":        n.containerdConfig(),
 		"kubelet.yaml":           n.kubeletConfig(),
+		"kube-proxy.yaml":        n.kubeProxyConfig(),
 		"cni/10-lfinit.conflist": n.cniConfig(),
 	}
 	for name, text := range files {
@@ -162,6 +163,24 @@ imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 podLogsDir: %s
 `, n.ports["kubelet"], n.pki.path("ca.crt"), cgroupRoot, n.path("containerd.sock"), n.path("pod-logs"))
+}
+
+// kubeProxyConfig: iptables mode, no NodePorts on the loopback, no
+// conntrack tuning of the host's, masquerading only what comes to a
+// ClusterIP from outside the pods' range.
+func (n *node) kubeProxyConfig() string {
+	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: %q}
+mode: iptables
+clusterCIDR: %s
+bindAddress: 127.0.0.1
+healthzBindAddress: ""
+metricsBindAddress: ""
+nodePortAddresses: [%s/32]
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+iptables: {localhostNodePorts: false}
+`, n.path("admin.kubeconfig"), podSubnet, hostAddr)
 }
 
 func (n *node) cniConfig() string {

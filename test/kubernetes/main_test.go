@@ -18,7 +18,8 @@ import (
 // theNode is the cluster every test uses; nil when the tests skip.
 var theNode *node
 
-// appImage is lfinit and the test helper, FROM scratch.
+// appImage is lfinit, the test helper and the rolling-restart test's
+// HTTP server, FROM scratch.
 const appImage = "localhost/lfinit-test/app:1"
 
 func TestMain(m *testing.M) {
@@ -121,11 +122,12 @@ func appImageFiles(dir string) image {
 	img := image{name: appImage, files: map[string]string{
 		"/lfinit": filepath.Join(dir, "bin", "lfinit"),
 		"/helper": filepath.Join(dir, "bin", "helper"),
+		"/server": filepath.Join(dir, "bin", "server"),
 	}, entrypoint: []string{"/lfinit"}}
 	return img
 }
 
-// buildApp builds lfinit (scripts/build) and the helper into dir/bin,
+// buildApp builds lfinit (scripts/build), the helper and the server into dir/bin,
 // from this repository or the source tree LFINIT_K8S_SRC names.
 func buildApp(dir string) error {
 	root, _ := filepath.Abs("../..")
@@ -136,10 +138,12 @@ func buildApp(dir string) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("scripts/build: %v: %s", err, out)
 	}
-	cmd = exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "bin", "helper"), "./test/helper")
-	cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build helper: %v: %s", err, out)
+	for name, pkg := range map[string]string{"helper": "./test/helper", "server": "./test/rollout/server"} {
+		cmd = exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "bin", name), pkg)
+		cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %v: %s", pkg, err, out)
+		}
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func up(ctx context.Context, dir, bin string) (n *node, err error) {
 	if err := n.startContainerd(ctx); err != nil {
 		return n, err
 	}
-	for _, start := range []func() error{n.startControllerManager, n.startScheduler, n.startKubelet} {
+	for _, start := range []func() error{n.startControllerManager, n.startScheduler, n.startKubelet, n.startKubeProxy} {
 		if err := start(); err != nil {
 			return n, err
 		}
@@ -196,6 +196,19 @@ func (n *node) startKubelet() error {
 		"--kubeconfig", n.path("admin.kubeconfig"), "--config", n.path("kubelet.yaml"),
 		"--hostname-override", nodeName, "--node-ip", hostAddr,
 		"--root-dir", n.path("kubelet"), "--cert-dir", n.path("kubelet", "pki"), "--v", "2")
+}
+
+// startKubeProxy runs kube-proxy in iptables mode. Its rules touch only
+// the service range and the pods' addresses; a route to the service range
+// on the bridge makes the host's own connections to a ClusterIP leave
+// from the bridge's address, which the pods reach without a gateway.
+func (n *node) startKubeProxy() error {
+	args := []string{"route", "add", svcSubnet, "dev", bridgeName, "src", hostAddr}
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return n.run("kube-proxy", n.path("bin", "kube-proxy"), "--config", n.path("kube-proxy.yaml"),
+		"--hostname-override", nodeName)
 }
 
 // waitReady waits for the node to be Ready and the default service
