@@ -134,8 +134,9 @@ func deleteNamespace(t *testing.T, name string) {
 
 // ending is what the kubelet reported of a deleted pod's container.
 type ending struct {
-	terminated *corev1.ContainerStateTerminated
-	gone       time.Duration // from the delete until the pod object went
+	terminated *corev1.ContainerStateTerminated            // the first container's
+	byName     map[string]*corev1.ContainerStateTerminated // every container's, init containers too
+	gone       time.Duration                               // from the delete until the pod object went
 }
 
 // deleteAndWatch deletes pod and follows it until the object is gone,
@@ -147,7 +148,7 @@ func deleteAndWatch(t *testing.T, pod *corev1.Pod) ending {
 	defer cancel()
 	c := theNode.client.CoreV1().Pods(pod.Namespace)
 	rv := pod.ResourceVersion
-	var end ending
+	end := ending{byName: map[string]*corev1.ContainerStateTerminated{}}
 	t0 := time.Time{}
 	for ctx.Err() == nil {
 		w, err := c.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + pod.Name, ResourceVersion: rv})
@@ -167,11 +168,12 @@ func deleteAndWatch(t *testing.T, pod *corev1.Pod) ending {
 				continue
 			}
 			rv = p.ResourceVersion
-			for _, s := range p.Status.ContainerStatuses {
+			for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
 				if s.State.Terminated != nil {
-					end.terminated = s.State.Terminated
+					end.byName[s.Name] = s.State.Terminated
 				}
 			}
+			end.terminated = end.byName[pod.Spec.Containers[0].Name]
 			if ev.Type == watch.Deleted {
 				end.gone = time.Since(t0)
 				w.Stop()
