@@ -141,10 +141,25 @@ func (r *runner) logAsides(d notify.Datagram) {
 		r.Log.Info("the service reported a bus error", "buserror", msg.BusError, "sender_pid", d.Pid)
 	}
 	if msg.Has(notify.KindMainPID) {
-		r.Log.Info("MAINPID is not followed; use --pidfile for a service that daemonizes", "mainpid", msg.MainPID, "sender_pid", d.Pid)
+		r.mainPID(msg.MainPID, d.Pid)
 	}
 	if n := msg.Lines[notify.KindGarbage]; n > 0 {
 		r.Log.Debug("ignored malformed notify lines", "lines", int(n), "sender_pid", d.Pid)
+	}
+}
+
+// mainPID answers MAINPID=pid: the main process already is the one
+// lfinit follows; one outside its tree is refused, as --pidfile refuses
+// it; another of the tree is not followed (yet): lfinit keeps following
+// the process it started, and says so.
+func (r *runner) mainPID(pid, sender int) {
+	switch {
+	case pid == r.child && !r.reaped:
+		r.Log.Debug("MAINPID is the main process", "mainpid", pid, "sender_pid", sender)
+	case !reaper.Descends(r.self, pid):
+		r.Log.Warn("refused MAINPID: not a process of lfinit's tree; lfinit never follows or signals a process it did not start", "mainpid", pid, "sender_pid", sender)
+	default:
+		r.Log.Info("MAINPID is not followed: lfinit keeps following the process it started (use --pidfile for a service that hands over to a daemon)", "mainpid", pid, "main_pid", r.child, "sender_pid", sender)
 	}
 }
 
