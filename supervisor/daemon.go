@@ -54,6 +54,13 @@ func (r *runner) readPidfile() []core.Action {
 		}
 		return r.m.PidfileChecked(now, problem)
 	}
+	r.follow(pid)
+	r.Log.Debug("following the daemon named in the pidfile", "path", r.Pidfile, "daemon_pid", pid, "cmd", commOf(tree, pid))
+	return r.m.Adopt(now)
+}
+
+// follow makes pid the main process, which gets the forwarded signals.
+func (r *runner) follow(pid int) {
 	r.child, r.reaped = pid, false
 	if r.Target == forward.Group {
 		// Its group only when it leads one: otherwise kill(-pid) names no
@@ -63,8 +70,6 @@ func (r *runner) readPidfile() []core.Action {
 			r.Log.Warn("the daemon does not lead a process group; forwarding to it alone", "daemon_pid", pid, "pgid", pgid)
 		}
 	}
-	r.Log.Debug("following the daemon named in the pidfile", "path", r.Pidfile, "daemon_pid", pid, "cmd", commOf(tree, pid))
-	return r.m.Adopt(now)
 }
 
 // readPidfileBounded reads the pidfile off the loop, waiting at most

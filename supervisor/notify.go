@@ -3,6 +3,8 @@ package supervisor
 import (
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/notify"
 	"github.com/light-fabric/lfinit/reaper"
@@ -21,6 +23,7 @@ type serviceState struct {
 	errno      int                    // the last ERRNO=, 0: none
 	dog        core.Watchdog          // --watchdog
 	dogArmed   time.Time              // the deadline the watchdog timer is set for
+	mainPID    int                    // MAINPID of the tree, followed when the main process exits
 	probeReady bool                   // --ready-tcp/--ready-http passed
 }
 
@@ -148,10 +151,10 @@ func (r *runner) logAsides(d notify.Datagram) {
 	}
 }
 
-// mainPID answers MAINPID=pid: the main process already is the one
-// lfinit follows; one outside its tree is refused, as --pidfile refuses
-// it; another of the tree is not followed (yet): lfinit keeps following
-// the process it started, and says so.
+// mainPID answers MAINPID=pid: the process lfinit follows already is it;
+// one outside lfinit's tree is refused, as --pidfile refuses it; another
+// of the tree becomes the main process when the current one exits
+// (handOver), as systemd follows a service's MAINPID.
 func (r *runner) mainPID(pid, sender int) {
 	switch {
 	case pid == r.child && !r.reaped:
@@ -159,8 +162,39 @@ func (r *runner) mainPID(pid, sender int) {
 	case !reaper.Descends(r.self, pid):
 		r.Log.Warn("refused MAINPID: not a process of lfinit's tree; lfinit never follows or signals a process it did not start", "mainpid", pid, "sender_pid", sender)
 	default:
-		r.Log.Info("MAINPID is not followed: lfinit keeps following the process it started (use --pidfile for a service that hands over to a daemon)", "mainpid", pid, "main_pid", r.child, "sender_pid", sender)
+		r.service.mainPID = pid
+		r.Log.Info("MAINPID: lfinit follows this process once the main process exits", "mainpid", pid, "main_pid", r.child, "sender_pid", sender)
 	}
+}
+
+// handOver follows the process MAINPID named when the main process has
+// just exited with ws: it must be alive and lfinit's own child by now (the
+// exit re-parented it), so that its exit reaches lfinit. It reports
+// whether the run goes on with it.
+func (r *runner) handOver(ws unix.WaitStatus) bool {
+	pid := r.service.mainPID
+	r.service.mainPID = 0
+	if pid <= 0 || pid == r.child {
+		return false
+	}
+	if problem := Adoptable(reaper.Walk(r.self), r.self, pid, reaper.Read); problem != "" {
+		r.Log.Warn("MAINPID not followed: it "+problem, "mainpid", pid)
+		return false
+	}
+	r.Log.Info("the main process exited; following MAINPID", "exited_pid", r.child, "status", describe(ws), "mainpid", pid)
+	r.follow(pid)
+	r.status.unpublished = true
+	return true
+}
+
+// drainNotify takes the messages already queued, so that a MAINPID sent
+// before the main process exited is heard before its exit is.
+func (r *runner) drainNotify() []core.Action {
+	var acts []core.Action
+	for len(r.service.messages) > 0 {
+		acts = append(acts, r.heard(<-r.service.messages)...)
+	}
+	return acts
 }
 
 // publish adds the service's word to a status, when it is heard.

@@ -217,6 +217,10 @@ func (r *runner) reap() []core.Action {
 		acts = r.hookExited(now, hookWS)
 	}
 	if childDone {
+		acts = append(acts, r.drainNotify()...)
+		if r.handOver(ws) {
+			return acts
+		}
 		r.reclaimTerminal()
 		r.ended(ws)
 		code := reaper.ExitCode(ws)

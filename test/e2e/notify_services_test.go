@@ -248,7 +248,7 @@ frontend f
 	if s := readStatus(t, status); !s.Ready || *s.ServiceState != "ready" {
 		t.Fatalf("after the reload: ready %v, service %s", s.Ready, *s.ServiceState)
 	}
-	if strings.Contains(r.stderr.String(), "MAINPID is not followed") || strings.Contains(r.stderr.String(), "refused MAINPID") {
+	if strings.Contains(r.stderr.String(), "MAINPID: lfinit follows") || strings.Contains(r.stderr.String(), "refused MAINPID") {
 		t.Fatalf("haproxy's MAINPID, the child itself, was taken for another process:\n%s", r.stderr.String())
 	}
 	r.signal(syscall.SIGTERM)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -345,5 +346,29 @@ while :; do sleep 0.05; done`, "DIR"}, []string{"NOTIFY_SOCKET=" + host.Addr()})
 	until(notify.KindStopping)
 	if code := r.wait(30 * time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestNotifyMainPIDHandOver: a start script that starts its daemon in the
+// background, names it with MAINPID= and exits: lfinit follows the daemon
+// (its exit no longer ends the run), and the shutdown's signal reaches it.
+func TestNotifyMainPIDHandOver(t *testing.T) {
+	needProgram(t, "systemd-notify")
+	t.Parallel()
+	r := startPID1(t, "--ready-notify", "abstract", "--status-file", "DIR/status.json",
+		"--", "sh", "-c", `sleep 1000 & echo $! > "$0/daemon"; systemd-notify --ready --pid=$!; exit 3`, "DIR")
+	r.waitFile("daemon")
+	b, _ := os.ReadFile(r.path("daemon"))
+	daemon := strings.TrimSpace(string(b))
+	waitStatus(t, r.path("status.json"), "the daemon followed", func(s statusfile.Status) bool {
+		return s.Ready && s.ChildPid != nil && fmt.Sprint(*s.ChildPid) == daemon
+	})
+	r.waitLog("following MAINPID")
+	r.signal(syscall.SIGTERM)
+	if code := r.wait(30 * time.Second); code != 143 {
+		t.Fatalf("exit %d, want the daemon's 143 (SIGTERM)", code)
+	}
+	if s := readStatus(t, r.path("status.json")); s.Outcome == nil || *s.Outcome != statusfile.Graceful {
+		t.Fatalf("outcome %v", s.Outcome)
 	}
 }
