@@ -67,6 +67,7 @@ type config struct {
 	activation       string
 	identity         bool
 	request          string
+	notify           string
 }
 
 // errUsage means the flag package has already printed the error and usage.
@@ -100,6 +101,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.listen, "listen", "", "serve HTTP 200 on `addr` (a service that becomes ready)")
 	fs.DurationVar(&c.listenAfter, "listen-after", 0, "start listening only after this delay (slow startup)")
 	fs.StringVar(&c.activation, "activation", "", "write what socket activation passed (LISTEN_*, descriptor 3) to `file`, and answer on descriptor 3 if sd_listen_fds(3) would take it")
+	fs.StringVar(&c.notify, "notify", "", "once setup is done, send `text` (\\n between lines) to $NOTIFY_SOCKET, as sd_notify(3) does")
 	fs.StringVar(&c.request, "request", "", "at start, GET `url` and record \"request STATUS UNIXNANO\" (a shutdown hook that deregisters)")
 	fs.StringVar(&c.mode, "mode", modeMain, "internal: re-exec mode")
 	fs.IntVar(&c.n, "n", 0, "internal: orphan count for -mode orphan-parent")
@@ -460,6 +462,9 @@ func runMain(c *config, rec *recorder) {
 		// The listener is opened late on purpose: readiness gating must wait for it.
 		time.AfterFunc(c.listenAfter, func() { serveHTTP(rec, c.listen) })
 	}
+	if c.notify != "" {
+		sdNotify(rec, strings.ReplaceAll(c.notify, `\n`, "\n"))
+	}
 	if c.readyFile != "" {
 		if err := writeFileAtomic(c.readyFile, "ready\n"); err != nil {
 			fatalf(rec, "-ready-file: %v", err)
@@ -470,6 +475,21 @@ func runMain(c *config, rec *recorder) {
 		time.AfterFunc(c.after, func() { exitWith(rec, c.exitCode) })
 	}
 	select {}
+}
+
+// sdNotify sends text to $NOTIFY_SOCKET (a path, or @ for the abstract
+// namespace) and records it.
+func sdNotify(rec *recorder, text string) {
+	addr := os.Getenv("NOTIFY_SOCKET")
+	c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: addr, Net: "unixgram"})
+	if err != nil {
+		fatalf(rec, "-notify: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte(text)); err != nil {
+		fatalf(rec, "-notify: %v", err)
+	}
+	rec.printf("notified %s", addr)
 }
 
 // request GETs url and records its status code (0 when it failed).
