@@ -59,21 +59,19 @@ func (r *runner) heard(d notify.Datagram) []core.Action {
 		r.Log.Info("the service reported an error", "errno", msg.Errno, "sender_pid", d.Pid)
 	}
 	r.logAsides(d)
-	if acts := r.fedOrTriggered(d); acts != nil {
-		return acts
-	}
 	if r.service.word.Heard(msg.Has(notify.KindReady), msg.Has(notify.KindReloading), msg.Has(notify.KindStopping)) {
 		r.status.unpublished = true
 		r.Log.Info("the service says it is "+r.service.word.State(), "sender_pid", d.Pid)
 	}
-	if r.m.Phase() == statusfile.Ready {
+	var acts []core.Action
+	switch {
+	case r.m.Phase() == statusfile.Ready:
 		r.status.setUnready(r.service.word.Unready())
-		return nil
+	case r.m.Phase() == statusfile.Starting && r.gatesOpen():
+		acts = r.m.MarkReady(time.Now())
 	}
-	if r.m.Phase() == statusfile.Starting && r.gatesOpen() {
-		return r.m.MarkReady(time.Now())
-	}
-	return nil
+	// The watchdog last: a trigger's stop follows whatever else was said.
+	return append(acts, r.fedOrTriggered(d)...)
 }
 
 // fedOrTriggered feeds the watchdog on WATCHDOG=1, and takes a

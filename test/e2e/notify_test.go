@@ -143,7 +143,8 @@ def step(name):
 addr = os.environ["NOTIFY_SOCKET"]
 if addr.startswith("@"):
     addr = "\0" + addr[1:]
-open(d + "/sock", "w").write(os.environ["NOTIFY_SOCKET"])
+open(d + "/sock.tmp", "w").write(os.environ["NOTIFY_SOCKET"])
+os.rename(d + "/sock.tmp", d + "/sock")
 step("go")
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 junk = [b"READY=1\0", b"A" * 5000, b"no equals", b"READY=0", b"\xff=1"]
@@ -235,7 +236,7 @@ func TestNotifyWatchdogMissed(t *testing.T) {
 	needProgram(t, "systemd-notify")
 	t.Parallel()
 	r := startPID1(t, "--ready-notify", "abstract", "--watchdog", "1s", "--status-file", "DIR/status.json", "--metrics-addr", "127.0.0.1:0",
-		"--", "sh", "-c", `echo "$WATCHDOG_USEC $WATCHDOG_PID $$" > "$0/env"
+		"--", "sh", "-c", `echo "$WATCHDOG_USEC $WATCHDOG_PID $$" > "$0/env.tmp" && mv "$0/env.tmp" "$0/env"
 systemd-notify --ready
 for i in 1 2 3 4 5; do systemd-notify WATCHDOG=1; sleep 0.2; done
 touch "$0/quiet"
@@ -356,7 +357,7 @@ func TestNotifyMainPIDHandOver(t *testing.T) {
 	needProgram(t, "systemd-notify")
 	t.Parallel()
 	r := startPID1(t, "--ready-notify", "abstract", "--status-file", "DIR/status.json",
-		"--", "sh", "-c", `sleep 1000 & echo $! > "$0/daemon"; systemd-notify --ready --pid=$!; exit 3`, "DIR")
+		"--", "sh", "-c", `sleep 1000 & echo $! > "$0/daemon.tmp" && mv "$0/daemon.tmp" "$0/daemon"; systemd-notify --ready --pid=$!; exit 3`, "DIR")
 	r.waitFile("daemon")
 	b, _ := os.ReadFile(r.path("daemon"))
 	daemon := strings.TrimSpace(string(b))
