@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -142,7 +143,10 @@ func (l *Listener) Serve(out chan<- Datagram, inTree func(pid int) bool) {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
-			continue // a message lost in the kernel; the next one stands alone
+			// A message lost in the kernel; the next one stands alone.
+			// The pause keeps an error that repeats from spinning a CPU.
+			time.Sleep(time.Millisecond)
+			continue
 		}
 		d := Datagram{Msg: Parse(buf[:n], flags&unix.MSG_TRUNC != 0)}
 		d.Pid, d.Uid, fds = credentials(oob[:oobn], fds[:0])
