@@ -254,6 +254,11 @@ while [ ! -e "$0/exit" ]; do systemd-notify WATCHDOG=1; sleep 0.1; done`, "DIR")
 	}
 	r.waitFile("quiet")
 	s := waitStatus(t, status, "the watchdog missed", func(s statusfile.Status) bool { return s.WatchdogMissedAt != nil })
+	// The snapshot that says so was taken when lfinit saw the miss: within
+	// a tenth of the interval of the deadline.
+	if late := s.UpdatedAt.Sub(*s.WatchdogMissedAt); late < 0 || late > 100*time.Millisecond {
+		t.Fatalf("the miss at %v was published at %v: %v late", *s.WatchdogMissedAt, s.UpdatedAt, late)
+	}
 	if code, _ := get(t, "http://"+addr+"/livez"); code != 503 {
 		t.Fatalf("/livez %d with the watchdog missed", code)
 	}
