@@ -128,4 +128,8 @@ type Status struct {
 	// missed, an interval without WATCHDOG=1 (or WATCHDOG=trigger): lfinit
 	// is then not live. Null while it is fed, and without a watchdog.
 	WatchdogMissedAt *time.Time `json:"watchdog_missed_at"`
+	// ServiceExtendSeconds is the last EXTEND_TIMEOUT_USEC= the service
+	// sent, in seconds: published, never acted on (the budget only
+	// shortens).
+	ServiceExtendSeconds *float64 `json:"service_extend_timeout_seconds"`
 }

@@ -66,6 +66,7 @@ func (s Status) clone() Status {
 	c.ServiceState = copyOf(s.ServiceState)
 	c.ServiceStatus = copyOf(s.ServiceStatus)
 	c.ServiceErrno = copyOf(s.ServiceErrno)
+	c.ServiceExtendSeconds = copyOf(s.ServiceExtendSeconds)
 	c = c.utc() // fresh time pointers
 	if s.StillRunning != nil {
 		c.StillRunning = append([]string(nil), s.StillRunning...)

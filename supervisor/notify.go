@@ -21,6 +21,7 @@ type serviceState struct {
 	messages   <-chan notify.Datagram // nil without --ready-notify
 	status     string                 // the last STATUS=
 	errno      int                    // the last ERRNO=, 0: none
+	extend     time.Duration          // the last EXTEND_TIMEOUT_USEC=, 0: none
 	dog        core.Watchdog          // --watchdog
 	dogArmed   time.Time              // the deadline the watchdog timer is set for
 	mainPID    int                    // MAINPID of the tree, followed when the main process exits
@@ -136,6 +137,7 @@ func (r *runner) armWatchdog(timer *time.Timer) {
 func (r *runner) logAsides(d notify.Datagram) {
 	msg := &d.Msg
 	if msg.Has(notify.KindExtendTimeout) {
+		r.service.extend, r.status.unpublished = msg.Extend, true
 		r.Log.Info("the service asks for more time; lfinit's deadlines never move", "extend_seconds", seconds(msg.Extend), "sender_pid", d.Pid)
 	}
 	if msg.Has(notify.KindBusError) {
@@ -209,6 +211,10 @@ func (s *serviceState) publish(st *statusfile.Status) {
 	if s.errno != 0 {
 		errno := s.errno
 		st.ServiceErrno = &errno
+	}
+	if s.extend > 0 {
+		extend := s.extend.Seconds()
+		st.ServiceExtendSeconds = &extend
 	}
 	st.Ready = st.Ready && !s.word.Unready()
 	if at := s.dog.MissedAt(); !at.IsZero() {

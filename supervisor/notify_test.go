@@ -74,6 +74,10 @@ func TestNotifyStoppingAndReloading(t *testing.T) {
 	if !rec.ready || !r.snapshot().Ready {
 		t.Fatal("READY=1 after the reload left lfinit unready")
 	}
+	r.apply(r.heard(say("EXTEND_TIMEOUT_USEC=5000000")))
+	if s := r.snapshot(); s.ServiceExtendSeconds == nil || *s.ServiceExtendSeconds != 5 || s.HardDeadline != nil {
+		t.Fatalf("EXTEND_TIMEOUT_USEC: published %v, hard deadline %v", s.ServiceExtendSeconds, s.HardDeadline)
+	}
 	r.apply(r.heard(say("STOPPING=1")))
 	if s := r.snapshot(); rec.ready || s.Ready || *s.ServiceState != core.ServiceStopping {
 		t.Fatalf("stopping: /readyz %v, status ready %v", rec.ready, s.Ready)
