@@ -132,4 +132,7 @@ type Status struct {
 	// sent, in seconds: published, never acted on (the budget only
 	// shortens).
 	ServiceExtendSeconds *float64 `json:"service_extend_timeout_seconds"`
+	// ServiceBusError is the last BUSERROR= the service sent (a D-Bus
+	// error name, cut, control characters made spaces): null until sent.
+	ServiceBusError *string `json:"service_buserror"`
 }

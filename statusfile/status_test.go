@@ -22,6 +22,7 @@ var schemaKeys = []string{
 	"cause", "child_peak_rss_bytes", "child_user_seconds", "child_system_seconds",
 	"tree_peak_rss_bytes", "tree_cpu_seconds", "memory_limit_bytes", "memory_peak_bytes",
 	"service_state", "service_status", "service_errno", "watchdog_missed_at", "service_extend_timeout_seconds",
+	"service_buserror",
 }
 
 // topLevelKeys returns the keys of the JSON object b, in document order.

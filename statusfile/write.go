@@ -67,6 +67,7 @@ func (s Status) clone() Status {
 	c.ServiceStatus = copyOf(s.ServiceStatus)
 	c.ServiceErrno = copyOf(s.ServiceErrno)
 	c.ServiceExtendSeconds = copyOf(s.ServiceExtendSeconds)
+	c.ServiceBusError = copyOf(s.ServiceBusError)
 	c = c.utc() // fresh time pointers
 	if s.StillRunning != nil {
 		c.StillRunning = append([]string(nil), s.StillRunning...)

@@ -21,6 +21,7 @@ type serviceState struct {
 	messages   <-chan notify.Datagram // nil without --ready-notify
 	status     string                 // the last STATUS=
 	errno      int                    // the last ERRNO=, 0: none
+	busError   string                 // the last BUSERROR=
 	extend     time.Duration          // the last EXTEND_TIMEOUT_USEC=, 0: none
 	dog        core.Watchdog          // --watchdog
 	dogArmed   time.Time              // the deadline the watchdog timer is set for
@@ -141,6 +142,7 @@ func (r *runner) logAsides(d notify.Datagram) {
 		r.Log.Info("the service asks for more time; lfinit's deadlines never move", "extend_seconds", seconds(msg.Extend), "sender_pid", d.Pid)
 	}
 	if msg.Has(notify.KindBusError) {
+		r.service.busError, r.status.unpublished = msg.BusError, true
 		r.Log.Info("the service reported a bus error", "buserror", msg.BusError, "sender_pid", d.Pid)
 	}
 	if msg.Has(notify.KindMainPID) {
@@ -211,6 +213,10 @@ func (s *serviceState) publish(st *statusfile.Status) {
 	if s.errno != 0 {
 		errno := s.errno
 		st.ServiceErrno = &errno
+	}
+	if s.busError != "" {
+		busError := s.busError
+		st.ServiceBusError = &busError
 	}
 	if s.extend > 0 {
 		extend := s.extend.Seconds()

@@ -47,7 +47,7 @@ d=$0
 step() { while [ ! -e "$d/$1" ]; do sleep 0.02; done; }
 touch "$d/started"
 step go
-systemd-notify --ready --status="Serving 3 workers"; echo $? > "$d/rc-ready"
+systemd-notify --ready --status="Serving 3 workers" ERRNO=5 BUSERROR=org.example.Error.Busy; echo $? > "$d/rc-ready"
 step reload
 systemd-notify RELOADING=1; echo $? > "$d/rc-reloading"
 step reloaded
@@ -95,7 +95,11 @@ func TestNotifySystemdNotify(t *testing.T) {
 	if s.Phase != statusfile.Ready || s.ServiceStatus == nil || *s.ServiceStatus != "Serving 3 workers" {
 		t.Fatalf("after READY=1: phase %s status %v", s.Phase, s.ServiceStatus)
 	}
-	if out, _ := exec.Command(lfinitBin, "status", "--status-file", status).Output(); !strings.Contains(string(out), "status:     Serving 3 workers\n") {
+	if s.ServiceErrno == nil || *s.ServiceErrno != 5 || s.ServiceBusError == nil || *s.ServiceBusError != "org.example.Error.Busy" {
+		t.Fatalf("ERRNO=5 and BUSERROR= not recorded: errno %v buserror %v", s.ServiceErrno, s.ServiceBusError)
+	}
+	if out, _ := exec.Command(lfinitBin, "status", "--status-file", status).Output(); !strings.Contains(string(out), "status:     Serving 3 workers\n") ||
+		!strings.Contains(string(out), "buserror:   org.example.Error.Busy\n") {
 		t.Fatalf("lfinit status does not show the service's status:\n%s", out)
 	}
 	step := func(file, rcFile, state string, ready bool) {

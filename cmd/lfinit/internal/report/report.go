@@ -80,6 +80,9 @@ func describeService(b *strings.Builder, s statusfile.Status) {
 	if s.ServiceErrno != nil {
 		fmt.Fprintf(b, "errno:      %d\n", *s.ServiceErrno)
 	}
+	if s.ServiceBusError != nil {
+		fmt.Fprintf(b, "buserror:   %s\n", *s.ServiceBusError)
+	}
 	if s.WatchdogMissedAt != nil {
 		fmt.Fprintf(b, "watchdog:   missed at %s\n", s.WatchdogMissedAt.Format(time.RFC3339Nano))
 	}
