@@ -4,6 +4,7 @@
 package statusfile
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/light-fabric/lfinit/core"
@@ -135,4 +136,28 @@ type Status struct {
 	// ServiceBusError is the last BUSERROR= the service sent (a D-Bus
 	// error name, cut, control characters made spaces): null until sent.
 	ServiceBusError *string `json:"service_buserror"`
+	// Who sent the first shutdown signal, null without one: "process" (a
+	// process in lfinit's PID namespace: its pid, uid and, when it still
+	// ran when lfinit looked, its command), "outside-pid-namespace" (pid 0
+	// to lfinit: the engine, the kubelet's runtime, the host; its uid),
+	// "kernel" (e.g. a terminal's hangup) or "unknown" (not recorded).
+	SignalSender        *string `json:"signal_sender"`
+	SignalSenderPid     *int    `json:"signal_sender_pid"`
+	SignalSenderUid     *uint32 `json:"signal_sender_uid"`
+	SignalSenderCommand *string `json:"signal_sender_command"`
+}
+
+// SenderName is who sent the first shutdown signal, in a word: the
+// command and pid ("bash[42]", or "pid 42" when its command is not known)
+// of a process lfinit can see, otherwise the kind; "" without a signal.
+func (s Status) SenderName() string {
+	switch {
+	case s.SignalSender == nil:
+		return ""
+	case s.SignalSenderPid == nil:
+		return *s.SignalSender
+	case s.SignalSenderCommand != nil:
+		return *s.SignalSenderCommand + "[" + strconv.Itoa(*s.SignalSenderPid) + "]"
+	}
+	return "pid " + strconv.Itoa(*s.SignalSenderPid)
 }

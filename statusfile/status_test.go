@@ -23,6 +23,7 @@ var schemaKeys = []string{
 	"tree_peak_rss_bytes", "tree_cpu_seconds", "memory_limit_bytes", "memory_peak_bytes",
 	"service_state", "service_status", "service_errno", "watchdog_missed_at", "service_extend_timeout_seconds",
 	"service_buserror",
+	"signal_sender", "signal_sender_pid", "signal_sender_uid", "signal_sender_command",
 }
 
 // topLevelKeys returns the keys of the JSON object b, in document order.
@@ -55,34 +56,56 @@ func fullStatus() Status {
 	t0 := time.Date(2025, 3, 4, 5, 6, 7, 123456789, zone)
 	o := DeadlineExceeded
 	return Status{
-		Version:            Version,
-		Phase:              Stopped,
-		Ready:              false,
-		Outcome:            &o,
-		ExitCode:           pointerTo(1),
-		Reason:             pointerTo("terminate"),
-		Signal:             pointerTo("SIGTERM"),
-		Pid:                1,
-		ChildPid:           pointerTo(7),
-		StartedAt:          pointerTo(t0),
-		ReadyAt:            pointerTo(t0.Add(time.Second)),
-		SignalAt:           pointerTo(t0.Add(2 * time.Second)),
-		GraceDeadline:      pointerTo(t0.Add(10 * time.Second)),
-		HardDeadline:       pointerTo(t0.Add(12 * time.Second)),
-		PhaseSince:         t0.Add(12 * time.Second),
-		UpdatedAt:          t0.Add(12*time.Second + 1),
-		RemainingSeconds:   pointerTo(0.0),
-		Killed:             2,
-		Reaped:             3,
-		StillRunning:       []string{"legacy-server[7]", "worker[12]"},
-		Cause:              pointerTo(CauseDeadline),
-		ChildPeakRSSBytes:  pointerTo(uint64(45 << 20)),
-		ChildUserSeconds:   pointerTo(1.25),
-		ChildSystemSeconds: pointerTo(0.5),
-		TreePeakRSSBytes:   pointerTo(uint64(45 << 20)),
-		TreeCPUSeconds:     pointerTo(2.0),
-		MemoryLimitBytes:   pointerTo(uint64(256 << 20)),
-		MemoryPeakBytes:    pointerTo(uint64(255 << 20)),
+		Version:             Version,
+		Phase:               Stopped,
+		Ready:               false,
+		Outcome:             &o,
+		ExitCode:            pointerTo(1),
+		Reason:              pointerTo("terminate"),
+		Signal:              pointerTo("SIGTERM"),
+		Pid:                 1,
+		ChildPid:            pointerTo(7),
+		StartedAt:           pointerTo(t0),
+		ReadyAt:             pointerTo(t0.Add(time.Second)),
+		SignalAt:            pointerTo(t0.Add(2 * time.Second)),
+		GraceDeadline:       pointerTo(t0.Add(10 * time.Second)),
+		HardDeadline:        pointerTo(t0.Add(12 * time.Second)),
+		PhaseSince:          t0.Add(12 * time.Second),
+		UpdatedAt:           t0.Add(12*time.Second + 1),
+		RemainingSeconds:    pointerTo(0.0),
+		Killed:              2,
+		Reaped:              3,
+		StillRunning:        []string{"legacy-server[7]", "worker[12]"},
+		Cause:               pointerTo(CauseDeadline),
+		ChildPeakRSSBytes:   pointerTo(uint64(45 << 20)),
+		ChildUserSeconds:    pointerTo(1.25),
+		ChildSystemSeconds:  pointerTo(0.5),
+		TreePeakRSSBytes:    pointerTo(uint64(45 << 20)),
+		TreeCPUSeconds:      pointerTo(2.0),
+		MemoryLimitBytes:    pointerTo(uint64(256 << 20)),
+		MemoryPeakBytes:     pointerTo(uint64(255 << 20)),
+		SignalSender:        pointerTo("process"),
+		SignalSenderPid:     pointerTo(42),
+		SignalSenderUid:     pointerTo(uint32(1000)),
+		SignalSenderCommand: pointerTo("kill"),
+	}
+}
+
+func TestSenderName(t *testing.T) {
+	kind := func(k string) *string { return &k }
+	for _, c := range []struct {
+		s    Status
+		want string
+	}{
+		{Status{}, ""},
+		{Status{SignalSender: kind("outside-pid-namespace"), SignalSenderUid: pointerTo(uint32(0))}, "outside-pid-namespace"},
+		{Status{SignalSender: kind("kernel")}, "kernel"},
+		{Status{SignalSender: kind("process"), SignalSenderPid: pointerTo(7)}, "pid 7"},
+		{Status{SignalSender: kind("process"), SignalSenderPid: pointerTo(7), SignalSenderCommand: kind("kill")}, "kill[7]"},
+	} {
+		if got := c.s.SenderName(); got != c.want {
+			t.Errorf("SenderName of %+v = %q, want %q", c.s, got, c.want)
+		}
 	}
 }
 
@@ -108,7 +131,8 @@ func TestSchemaNullsBeforeKnown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"outcome", "exit_code", "reason", "signal", "child_pid", "started_at",
-		"ready_at", "signal_at", "grace_deadline", "hard_deadline", "remaining_seconds", "still_running", "ready_error", "hook_outcome", "hook_exit_code", "hook_duration_seconds"} {
+		"ready_at", "signal_at", "grace_deadline", "hard_deadline", "remaining_seconds", "still_running", "ready_error", "hook_outcome", "hook_exit_code", "hook_duration_seconds",
+		"signal_sender", "signal_sender_pid", "signal_sender_uid", "signal_sender_command"} {
 		if string(m[k]) != "null" {
 			t.Errorf("%s = %s, want null", k, m[k])
 		}

@@ -16,14 +16,14 @@ func (r *runner) signal(sig syscall.Signal) []core.Action {
 	if !forward.IsRelayed(sig) {
 		return nil // SIGPIPE: lfinit's own stderr broke; the child's output is its own
 	}
-	what := "relay"
+	what, first := "relay", false
 	switch {
 	case r.m.Drops(sig):
 		what = "dropped: --rewrite"
 	case r.m.IsShutdownSignal(sig) && !r.m.ShuttingDown():
 		// Readiness drops before anything else, even the log line.
 		r.status.setReady(false)
-		what = "shutdown"
+		what, first = "shutdown", true
 	case r.m.IsShutdownSignal(sig):
 		what = "hurry"
 	case r.reaped && !r.m.FollowsTree():
@@ -37,11 +37,14 @@ func (r *runner) signal(sig syscall.Signal) []core.Action {
 	// the log writer take tens of microseconds a forward must not wait for.
 	acts, sent := r.forwardNow(r.m.Signal(now, sig))
 	name := forward.Name(sig)
+	if first {
+		r.stopFrom.record(sig)
+	}
 	if r.Recorder != nil {
 		r.Recorder.SignalReceived(name)
 	}
 	if r.logsAt(slog.LevelDebug) {
-		r.logReceived(name, what, now)
+		r.logReceived(name, what, now, first)
 	}
 	// What was sent is told after what caused it.
 	for _, d := range sent {
@@ -51,8 +54,11 @@ func (r *runner) signal(sig syscall.Signal) []core.Action {
 }
 
 // logReceived is the debug line of a received signal.
-func (r *runner) logReceived(name, what string, now time.Time) {
+func (r *runner) logReceived(name, what string, now time.Time, first bool) {
 	attrs := []any{"signal", name, "action", what}
+	if first {
+		attrs = append(attrs, r.stopFrom.attrs()...)
+	}
 	if hard, ok := r.m.HardDeadline(); ok && r.m.ShuttingDown() {
 		attrs = append(attrs, "reason", r.m.Reason(), "hard_deadline", hard.UTC().Format(time.RFC3339Nano), "remaining_seconds", seconds(budget.Left(hard, now)))
 	}

@@ -111,6 +111,7 @@ func (r *runner) snapshot() statusfile.Status {
 	r.hookStatus(&s)
 	r.end.publish(&s)
 	r.service.publish(&s)
+	r.stopFrom.publish(&s)
 	if r.child > 0 {
 		s.ChildPid = &r.child
 	}

@@ -49,6 +49,7 @@ type runner struct {
 	end         ending        // how the main process ended (cause.go)
 	sentKill    bool          // lfinit itself sent the main process SIGKILL
 	service     serviceState  // the service's word, --ready-notify (notify.go)
+	stopFrom    stopSender    // who sent the first shutdown signal (sender.go)
 }
 
 // Run starts the child and supervises it until lfinit must exit: the tree

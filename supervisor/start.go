@@ -7,6 +7,7 @@ import (
 	"github.com/light-fabric/lfinit/exitcode"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/reaper"
+	"github.com/light-fabric/lfinit/sender"
 	"github.com/light-fabric/lfinit/spawn"
 )
 
@@ -53,6 +54,11 @@ func (r *runner) startChild() error {
 	r.leaveStartDir()
 	if err := forward.IgnoreUnrelayable(); err != nil {
 		r.Log.Warn("cannot ignore SIGRTMIN and signal 32; they would kill lfinit when it is not PID 1", "err", err)
+	}
+	// After the start, so that it costs the start nothing: a shutdown
+	// signal before this has an unknown sender.
+	if err := sender.Record(r.m.ShutdownSignals()); err != nil {
+		r.Log.Warn("cannot record who sends the shutdown signals; the status file will say unknown", "err", err)
 	}
 	r.Log.Debug("started", "pid", os.Getpid(), "child_pid", pid, "cmd", r.Argv[0], "pid1", r.PID1, "terminal", r.tty != nil,
 		"grace_seconds", seconds(r.Budget.Grace), "floor_seconds", seconds(r.Budget.Floor),

@@ -73,6 +73,9 @@ func summaryHead(s statusfile.Status, total time.Duration) string {
 	if s.Signal != nil {
 		field("signal", *s.Signal)
 	}
+	if who := s.SenderName(); who != "" && who != "unknown" {
+		field("sender", who)
+	}
 	field("run_duration", millis(total))
 	if d, ok := shutdownDuration(s, total); ok {
 		field("shutdown_duration", millis(d))

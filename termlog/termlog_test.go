@@ -43,6 +43,26 @@ func TestTerminationMessage(t *testing.T) {
 			"lfinit: outcome=graceful exit_code=0 reason=terminate signal=SIGTERM run_duration=3.2s shutdown_duration=3s hook=timed-out hook_exit_code=137 hook_duration=2s",
 		},
 		{
+			// Who sent the stop: from outside the PID namespace, and a process by name.
+			statusfile.Status{Phase: statusfile.Stopped, Outcome: o(statusfile.Graceful), ExitCode: pointerTo(0), Reason: pointerTo("terminate"), Signal: pointerTo("SIGTERM"),
+				SignalSender: pointerTo("outside-pid-namespace"), SignalSenderUid: pointerTo(uint32(0)), StartedAt: at(0), SignalAt: at(200 * time.Millisecond)},
+			1200 * time.Millisecond,
+			"lfinit: outcome=graceful exit_code=0 reason=terminate signal=SIGTERM sender=outside-pid-namespace run_duration=1.2s shutdown_duration=1s",
+		},
+		{
+			statusfile.Status{Phase: statusfile.Stopped, Outcome: o(statusfile.Graceful), ExitCode: pointerTo(0), Reason: pointerTo("interrupt"), Signal: pointerTo("SIGINT"),
+				SignalSender: pointerTo("process"), SignalSenderPid: pointerTo(42), SignalSenderCommand: pointerTo("bash"), StartedAt: at(0), SignalAt: at(200 * time.Millisecond)},
+			1200 * time.Millisecond,
+			"lfinit: outcome=graceful exit_code=0 reason=interrupt signal=SIGINT sender=bash[42] run_duration=1.2s shutdown_duration=1s",
+		},
+		{
+			// Not recorded: nothing said.
+			statusfile.Status{Phase: statusfile.Stopped, Outcome: o(statusfile.Graceful), ExitCode: pointerTo(0), Reason: pointerTo("terminate"), Signal: pointerTo("SIGTERM"),
+				SignalSender: pointerTo("unknown"), StartedAt: at(0), SignalAt: at(200 * time.Millisecond)},
+			1200 * time.Millisecond,
+			"lfinit: outcome=graceful exit_code=0 reason=terminate signal=SIGTERM run_duration=1.2s shutdown_duration=1s",
+		},
+		{
 			// No shutdown was asked: no shutdown_duration.
 			statusfile.Status{Phase: statusfile.Stopped, Outcome: o(statusfile.ChildExited), ExitCode: pointerTo(3), StartedAt: at(0)},
 			42*time.Minute + 1500*time.Microsecond,

@@ -40,7 +40,8 @@ const engineTimeout = 10 * time.Second
 // TestNoLoadStop: a plain podman stop of an idle service is over at once.
 // The helper dies by SIGTERM, as an unmodified service usually does, so
 // lfinit honestly reports 143 unless told with --exit-map 143=0 that this
-// is how the service says "clean stop"; both are checked.
+// is how the service says "clean stop"; both are checked. The exit line
+// names who sent the stop.
 func TestNoLoadStop(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -64,6 +65,10 @@ func TestNoLoadStop(t *testing.T) {
 			between(t, "stop to exit", took.exited, 0, engineTimeout)
 			if !c.recorded("signal 15 ") {
 				t.Errorf("the helper never got SIGTERM")
+			}
+			// podman's TERM comes from outside the container's PID namespace.
+			if got := l.str("signal_sender"); got != "outside-pid-namespace" {
+				t.Errorf("signal_sender=%q, want outside-pid-namespace", got)
 			}
 		})
 	}

@@ -199,14 +199,16 @@ func (e ending) mustTerminated(t *testing.T) *corev1.ContainerStateTerminated {
 
 // TestDeleteOfAServiceThatStops: the kubelet's TERM reaches the service
 // through lfinit, lfinit exits 0 at once, and the kubelet reports lfinit's
-// termination message from the /dev/termination-log it mounted.
+// termination message from the /dev/termination-log it mounted. The TERM
+// came from outside the pod's PID namespace (containerd's runc), and the
+// message says so.
 func TestDeleteOfAServiceThatStops(t *testing.T) {
 	pod := start(t, appPod("stops", 30, []string{"--grace=20s", "--exit-map=143=0"}, nil))
 	term := deleteAndWatch(t, pod).mustTerminated(t)
 	if term.ExitCode != 0 {
 		t.Errorf("exit code %d, want 0", term.ExitCode)
 	}
-	for _, want := range []string{"outcome=graceful", "exit_code=0"} {
+	for _, want := range []string{"outcome=graceful", "exit_code=0", "signal=SIGTERM sender=outside-pid-namespace "} {
 		if !strings.Contains(term.Message, want) {
 			t.Errorf("termination message %q lacks %q", term.Message, want)
 		}

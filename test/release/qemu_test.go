@@ -206,7 +206,8 @@ exit 0`)
 }
 
 // testDeadlineKill: a child that ignores TERM is SIGKILLed at the hard
-// deadline (grace 1s + floor 250ms), and lfinit exits 1.
+// deadline (grace 1s + floor 250ms), and lfinit exits 1, naming who sent
+// the TERM.
 func testDeadlineKill(t *testing.T, emu []string, b releaseBinary) {
 	r := startPID1(t, emu, b, []string{"--grace=1s", "--floor=250ms"}, `trap '' TERM; : >"$1/ready"; while :; do sleep 0.05; done`)
 	r.waitFile("ready")
@@ -219,6 +220,15 @@ func testDeadlineKill(t *testing.T, emu []string, b releaseBinary) {
 	}
 	if !strings.Contains(r.out(), "outcome=deadline-exceeded") {
 		t.Errorf("no outcome=deadline-exceeded in lfinit's log\n%s", r.out())
+	}
+	// The test is outside lfinit's PID namespace; where no trampoline
+	// records senders (package sender), that is said as unknown.
+	sender := "signal_sender=unknown"
+	if b.arch == "amd64" || b.arch == "arm64" {
+		sender = "signal_sender=outside-pid-namespace signal_sender_uid=0"
+	}
+	if !strings.Contains(r.out(), sender) {
+		t.Errorf("no %s in lfinit's log\n%s", sender, r.out())
 	}
 	// Not before the hard deadline; the upper bound is generous for emulation.
 	if took < 1200*time.Millisecond || took > 20*time.Second {

@@ -39,6 +39,7 @@ func (f *fakeMetrics) SetLive(live bool)        { f.live = live }
 func graceful(t *testing.T) supervisor.Result {
 	t.Helper()
 	o, code, reason, sig, child := statusfile.Graceful, 143, "terminate", "SIGTERM", 42
+	from, fromPid, fromUid, fromCommand := "process", 7, uint32(0), "bash"
 	start := time.Now().Add(-time.Second)
 	return supervisor.Result{
 		Code:  143,
@@ -46,6 +47,7 @@ func graceful(t *testing.T) supervisor.Result {
 		Status: statusfile.Status{
 			Version: statusfile.Version, Phase: statusfile.Stopped, Outcome: &o, ExitCode: &code,
 			Reason: &reason, Signal: &sig, Pid: 1, ChildPid: &child, Reaped: 1,
+			SignalSender: &from, SignalSenderPid: &fromPid, SignalSenderUid: &fromUid, SignalSenderCommand: &fromCommand,
 		},
 	}
 }
@@ -94,11 +96,12 @@ func TestWriteOrder(t *testing.T) {
 		t.Errorf("status file got phase %s, want stopped", sf.got.Phase)
 	}
 	msg, err := os.ReadFile(termLog)
-	if err != nil || !strings.Contains(string(msg), "outcome=graceful exit_code=143") {
+	if err != nil || !strings.Contains(string(msg), "outcome=graceful exit_code=143") || !strings.Contains(string(msg), "sender=bash[7]") {
 		t.Errorf("termination message %q (%v)", msg, err)
 	}
 	line := log.String()
-	for _, f := range []string{"level=INFO", "msg=exit", "outcome=graceful", "exit_code=143", "reason=terminate", "signal=SIGTERM", "shutdown_duration_seconds=", "child_pid=42"} {
+	for _, f := range []string{"level=INFO", "msg=exit", "outcome=graceful", "exit_code=143", "reason=terminate", "signal=SIGTERM",
+		"signal_sender=process signal_sender_pid=7 signal_sender_command=bash signal_sender_uid=0", "shutdown_duration_seconds=", "child_pid=42"} {
 		if !strings.Contains(line, f) {
 			t.Errorf("summary %q lacks %s", line, f)
 		}

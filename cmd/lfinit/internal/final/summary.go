@@ -20,6 +20,7 @@ func Summary(res supervisor.Result, end time.Time) []any {
 	if s.Signal != nil {
 		attrs = append(attrs, "signal", *s.Signal)
 	}
+	attrs = appendSender(attrs, s)
 	attrs = append(attrs, "duration_seconds", logline.Seconds(end.Sub(res.Start)))
 	if !res.SignalAt.IsZero() {
 		attrs = append(attrs, "shutdown_duration_seconds", logline.Seconds(end.Sub(res.SignalAt)))
@@ -35,6 +36,24 @@ func Summary(res supervisor.Result, end time.Time) []any {
 	attrs = append(attrs, "pid", s.Pid)
 	if s.ChildPid != nil {
 		attrs = append(attrs, "child_pid", *s.ChildPid)
+	}
+	return attrs
+}
+
+// appendSender adds who sent the first shutdown signal, where recorded.
+func appendSender(attrs []any, s statusfile.Status) []any {
+	if s.SignalSender == nil {
+		return attrs
+	}
+	attrs = append(attrs, "signal_sender", *s.SignalSender)
+	if s.SignalSenderPid != nil {
+		attrs = append(attrs, "signal_sender_pid", *s.SignalSenderPid)
+	}
+	if s.SignalSenderCommand != nil {
+		attrs = append(attrs, "signal_sender_command", *s.SignalSenderCommand)
+	}
+	if s.SignalSenderUid != nil {
+		attrs = append(attrs, "signal_sender_uid", *s.SignalSenderUid)
 	}
 	return attrs
 }

@@ -31,6 +31,9 @@ func Describe(s statusfile.Status, now time.Time) string {
 		if s.Signal != nil {
 			sig = " (" + *s.Signal + ")"
 		}
+		if who := s.SenderName(); who != "" {
+			sig += " from " + who
+		}
 		fmt.Fprintf(&b, "reason:     %s%s\n", *s.Reason, sig)
 	}
 	if s.SignalAt != nil {

@@ -39,6 +39,20 @@ func TestDescribeStopped(t *testing.T) {
 	}
 }
 
+func TestDescribeSender(t *testing.T) {
+	now := time.Now()
+	reason, sig, kind, pid := "terminate", "SIGTERM", "process", 42
+	s := statusfile.Status{Phase: statusfile.Draining, Reason: &reason, Signal: &sig, SignalSender: &kind, SignalSenderPid: &pid, PhaseSince: now, UpdatedAt: now}
+	if out := Describe(s, now); !strings.Contains(out, "reason:     terminate (SIGTERM) from pid 42\n") {
+		t.Errorf("a sender without its command:\n%s", out)
+	}
+	outside := "outside-pid-namespace"
+	s.SignalSender, s.SignalSenderPid = &outside, nil
+	if out := Describe(s, now); !strings.Contains(out, "reason:     terminate (SIGTERM) from outside-pid-namespace\n") {
+		t.Errorf("a sender outside the namespace:\n%s", out)
+	}
+}
+
 func TestDescribeStartingWithAReadyError(t *testing.T) {
 	now := time.Now()
 	why := "127.0.0.1:8080 refuses connections"
