@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,12 +23,14 @@ var nsPrefix = []string{"unshare", "--pid", "--fork", "--mount-proc"}
 // instance is one init (or, for a floor, the bare child) running as PID 1
 // of a fresh PID namespace under unshare.
 type instance struct {
-	cmd    *exec.Cmd
-	pid    int // host pid of the namespace's PID 1
-	pidfd  int // pins that process: signals never hit a recycled pid
-	outR   *os.File
-	out    *bufio.Reader // the child's stdout
-	stderr chan string   // lines of PID 1's stderr, when asked for
+	cmd     *exec.Cmd
+	pid     int // host pid of the namespace's PID 1
+	pidfd   int // pins that process: signals never hit a recycled pid
+	outR    *os.File
+	out     *bufio.Reader // the child's stdout
+	stderr  chan string   // lines of PID 1's stderr, when asked for
+	ends    []*os.File    // the benchmark's ends of PID 1's stderr, closed by stop
+	drained chan struct{} // closed once the drain of PID 1's stderr has returned
 }
 
 // startOpts are the optional parts of start.
@@ -35,25 +38,83 @@ type startOpts struct {
 	stderrLines bool // deliver PID 1's stderr lines on instance.stderr
 }
 
-// stderrFile, when set (-stderr-file), is the regular file PID 1's stderr
-// is appended to when its lines are not read; otherwise it is /dev/null.
-// A log on a file is the setup of most runs, and an init's last line costs
-// more there than on /dev/null.
+// stderrMode (-stderr) is where PID 1's stderr goes when its lines are not
+// read: null, file, pipe or tty (one of stderrModes). An init's last log
+// line costs a different amount on each, so the shutdown run can be
+// measured wherever users put stderr.
+var stderrMode = "null"
+
+// stderrModes are the values of -stderr and how the report names each.
+var stderrModes = map[string]string{
+	"null": "/dev/null.",
+	"file": "a regular file in the run's temp dir.",
+	"pipe": "a pipe drained by the benchmark.",
+	"tty":  "a pseudo-terminal's slave (no one's controlling terminal), its master drained by the benchmark.",
+}
+
+// stderrFile is the regular file PID 1's stderr is appended to under
+// -stderr file. A log on a file is the setup of most runs, and an init's
+// last line costs more there than on /dev/null.
 var stderrFile string
 
-// stderrOf is where PID 1's stderr goes: a pipe, whose read end r is
-// returned, when its lines are asked for; else stderrFile when set; else
-// nowhere (w nil: /dev/null).
-func stderrOf(o startOpts) (w, r *os.File, err error) {
+// stderrSink is where one PID 1 writes its stderr, and the benchmark's
+// ends of it.
+type stderrSink struct {
+	w     *os.File // PID 1's stderr; nil: /dev/null
+	keepW bool     // w stays open here until the instance ends (a pty's slave)
+	lines *os.File // a pipe's read end, whose lines go to instance.stderr
+	drain *os.File // a pipe's read end or a pty's master, read and discarded
+}
+
+// stderrOf is where PID 1's stderr goes: a pipe of its own when its lines
+// are asked for, whatever -stderr says; else the -stderr destination.
+func stderrOf(o startOpts) (s stderrSink, err error) {
 	switch {
 	case o.stderrLines:
-		r, w, err = os.Pipe()
-		return w, r, err
-	case stderrFile != "":
-		w, err = os.OpenFile(stderrFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		return w, nil, err
+		s.lines, s.w, err = os.Pipe()
+	case stderrMode == "file":
+		s.w, err = os.OpenFile(stderrFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	case stderrMode == "pipe":
+		s.drain, s.w, err = os.Pipe()
+	case stderrMode == "tty":
+		s.drain, s.w, err = openPty()
+		s.keepW = true
 	}
-	return nil, nil, nil
+	return s, err
+}
+
+// close closes every end of s the benchmark holds, for a start that failed.
+func (s stderrSink) close() {
+	for _, f := range []*os.File{s.w, s.lines, s.drain} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// openPty opens a new pseudo-terminal: its master and its slave, both with
+// O_NOCTTY so that it becomes no one's controlling terminal.
+func openPty() (master, slave *os.File, err error) {
+	// Non-blocking, the master is read through the poller, so that closing
+	// it ends a drain blocked in a read.
+	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open /dev/ptmx: %w", err)
+	}
+	master = os.NewFile(uintptr(fd), "/dev/ptmx")
+	n := 0
+	if err = unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err == nil {
+		n, err = unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	}
+	if err == nil {
+		// exec turns it back to blocking (File.Fd) before PID 1 inherits it.
+		slave, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	}
+	if err != nil {
+		master.Close()
+		return nil, nil, fmt.Errorf("pseudo-terminal: %w", err)
+	}
+	return master, slave, nil
 }
 
 // start runs prefix+child as PID 1 of a new PID namespace and returns once
@@ -67,38 +128,23 @@ func start(prefix, child []string, o startOpts) (*instance, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout = w
 	in := &instance{cmd: cmd, outR: r, out: bufio.NewReader(r), pidfd: -1}
-	errW, errR, err := stderrOf(o)
+	s, err := stderrOf(o)
 	if err != nil {
 		r.Close()
 		w.Close()
 		return nil, err
 	}
-	if errW != nil {
-		cmd.Stderr = errW
-		defer errW.Close()
+	if s.w != nil {
+		cmd.Stderr = s.w
 	}
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
 		r.Close()
-		if errR != nil {
-			errR.Close()
-		}
+		s.close()
 		return nil, err
 	}
-	if errR != nil {
-		in.stderr = make(chan string, 64)
-		go func() {
-			defer errR.Close()
-			sc := bufio.NewScanner(errR)
-			for sc.Scan() {
-				select {
-				case in.stderr <- sc.Text():
-				default: // nobody is listening; drop
-				}
-			}
-		}()
-	}
+	in.takeStderr(s)
 	pid, err := firstChild(cmd.Process.Pid, 5*time.Second)
 	if err == nil {
 		in.pid = pid
@@ -109,6 +155,45 @@ func start(prefix, child []string, o startOpts) (*instance, error) {
 		return nil, fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 	}
 	return in, nil
+}
+
+// takeStderr keeps the benchmark's ends of a started PID 1's stderr: it
+// closes the write end unless it is held (a pty's slave), delivers the
+// lines or drains, and leaves what stop must close in ends.
+func (in *instance) takeStderr(s stderrSink) {
+	if s.w != nil && !s.keepW {
+		s.w.Close()
+	}
+	if s.lines != nil {
+		in.readLines(s.lines)
+	}
+	if s.drain != nil {
+		in.ends = append(in.ends, s.drain)
+		in.drained = make(chan struct{})
+		go func() {
+			defer close(in.drained)
+			io.Copy(io.Discard, s.drain) // ends at EOF, or once stop closes it
+		}()
+	}
+	if s.keepW {
+		in.ends = append(in.ends, s.w)
+	}
+}
+
+// readLines delivers the lines of PID 1's stderr from r on in.stderr,
+// dropping those nobody waits for, and closes r at EOF.
+func (in *instance) readLines(r *os.File) {
+	in.stderr = make(chan string, 64)
+	go func() {
+		defer r.Close()
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			select {
+			case in.stderr <- sc.Text():
+			default: // nobody is listening; drop
+			}
+		}
+	}()
 }
 
 // firstChild waits for ppid's first child to appear and returns its pid.
@@ -193,6 +278,19 @@ func (in *instance) stop() {
 		in.pidfd = -1
 	}
 	in.outR.Close()
+	in.closeStderr()
+}
+
+// closeStderr closes the benchmark's ends of PID 1's stderr and waits for
+// their drain to return (the poller wakes its read); safe to call twice.
+func (in *instance) closeStderr() {
+	for _, f := range in.ends {
+		f.Close()
+	}
+	in.ends = nil
+	if in.drained != nil {
+		<-in.drained
+	}
 }
 
 // finish waits for unshare after PID 1 exited by itself.

@@ -97,7 +97,8 @@ func main() {
 	rounds := flag.Int("rounds", 0, "override the rounds of the startup, forwarding and shutdown runs")
 	reapNs := flag.String("reap-n", "", "override the orphan counts, e.g. 5000,20000")
 	reapReps := flag.Int("reap-reps", 0, "override the repetitions of each reaping run")
-	toFile := flag.Bool("stderr-file", false, "send every PID 1's stderr to a regular file (in the run's temp dir) instead of /dev/null")
+	flag.StringVar(&stderrMode, "stderr", "null", "where every PID 1's stderr goes: null (/dev/null), file (a regular file in the run's temp dir), pipe (a pipe the benchmark drains) or tty (a pseudo-terminal whose master the benchmark drains); an init whose lines are read keeps its own pipe, and the startup and early-stop runs keep /dev/null")
+	toFile := flag.Bool("stderr-file", false, "deprecated: the same as -stderr file")
 	earlyRounds := flag.Int("early-rounds", 0, "override the rounds of the early-stop run (one trial of each init a round)")
 	anchors := flag.String("anchors", "tini,tini-static,dumb-init,catatonit", "the anchors to run, comma-separated")
 	flag.Parse()
@@ -125,6 +126,7 @@ func main() {
 			cfg.reapNs = append(cfg.reapNs, n)
 		}
 	}
+	setStderr(*toFile)
 	sections := map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
 		if s != "" {
@@ -144,7 +146,7 @@ func main() {
 	dir, err := os.MkdirTemp("", "initbench-")
 	check(err)
 	defer os.RemoveAll(dir)
-	if *toFile {
+	if stderrMode == "file" {
 		stderrFile = filepath.Join(dir, "stderr.log")
 	}
 	art, err := build(root, dir, *lfinitPath, *tags)
@@ -158,7 +160,7 @@ func main() {
 	debug.SetGCPercent(-1)
 
 	rng := rand.New(rand.NewPCG(*seed, 0x6c66696e6974))
-	r := &report{cfg: cfg, inits: inits, missing: missing, cmd: *shown, tags: *tags, started: time.Now(), loadStart: loadavg()}
+	r := &report{cfg: cfg, inits: inits, missing: missing, cmd: *shown, tags: *tags, stderr: stderrMode, started: time.Now(), loadStart: loadavg()}
 	if r.cmd == "" {
 		r.cmd = "go run ./bench/initbench " + strings.Join(os.Args[1:], " ")
 	}
@@ -246,6 +248,20 @@ func main() {
 	fmt.Print(text)
 	if *out != "" {
 		check(os.WriteFile(*out, []byte(text), 0o644))
+	}
+}
+
+// setStderr checks -stderr and applies -stderr-file, its deprecated alias
+// for file (named by the command line of bench/RESULTS-stderr-file.md).
+func setStderr(toFile bool) {
+	if _, ok := stderrModes[stderrMode]; !ok {
+		fail("bad -stderr %q: want null, file, pipe or tty", stderrMode)
+	}
+	if toFile {
+		if stderrMode != "null" && stderrMode != "file" {
+			fail("-stderr-file is -stderr file, which -stderr %s contradicts", stderrMode)
+		}
+		stderrMode = "file"
 	}
 }
 

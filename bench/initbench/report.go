@@ -47,6 +47,7 @@ type report struct {
 	missing   []string
 	cmd       string
 	tags      string
+	stderr    string // where PID 1's stderr went: -stderr's value
 	started   time.Time
 	took      time.Duration
 	loadStart string
@@ -92,6 +93,12 @@ func (r *report) String() string {
 	w("Command: `%s` (as root; %s).\n", r.cmd, r.took.Round(time.Second))
 	w("Machine: %s, %d CPUs, Linux %s, %s; load average %s at the start, %s at the end. %s.\n",
 		cpuModel(), runtime.NumCPU(), kernel(), goVersion(), r.loadStart, r.loadEnd, r.started.UTC().Format("2006-01-02"))
+	w("PID 1's stderr: %s", stderrModes[r.stderr])
+	if r.stderr != "null" {
+		// They fork unshare themselves, onto /dev/null, whatever -stderr says.
+		w(" (The startup and early-stop runs keep /dev/null.)")
+	}
+	w("\n")
 	w("Anchors: %s.", anchorVersions())
 	if len(r.missing) > 0 {
 		w(" Not installed, left out: %s.", strings.Join(r.missing, ", "))
