@@ -43,19 +43,30 @@ type ending struct {
 // when it died of a SIGKILL lfinit did not send: the OOM kill counter,
 // limit and peak. Nothing is read on the signal path.
 type memoryWatch struct {
+	based         chan struct{} // closed once group and before are read
 	group         memcg.Group
 	before, after memcg.Reading
 	read          bool // after was read
 }
 
-// start finds lfinit's memory cgroup and reads its counter's base.
+// start finds lfinit's memory cgroup and reads its counter's base, on a
+// goroutine of its own while the child starts: the reads (a dozen system
+// calls) then delay neither the child's start nor the exit of a child
+// that is done at once.
 func (w *memoryWatch) start() {
-	w.group, _ = memcg.Find() // a group not found reads as unknown
-	w.before = w.group.Read()
+	w.based = make(chan struct{})
+	go func() {
+		defer close(w.based)
+		w.group, _ = memcg.Find() // a group not found reads as unknown
+		w.before = w.group.Read()
+	}()
 }
 
 // oomKilled reads the counter again and says whether it grew since start.
 func (w *memoryWatch) oomKilled(log *slog.Logger) (killed, known bool) {
+	if w.based != nil {
+		<-w.based
+	}
 	w.after, w.read = w.group.Read(), true
 	killed, known = memcg.OOMKilled(w.before, w.after)
 	if !known {

@@ -19,7 +19,6 @@ import (
 	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/forward"
 	"github.com/light-fabric/lfinit/internal/logline"
-	"github.com/light-fabric/lfinit/internal/startpages"
 	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/spawn"
 	"github.com/light-fabric/lfinit/statusfile"
@@ -62,6 +61,7 @@ func Run(c Config) Result {
 		panic("supervisor.Run: no caught signals")
 	}
 	r := newRunner(c, time.Now())
+	r.end.memory.start()
 	if r.startOrFail() {
 		return r.result()
 	}
@@ -76,9 +76,7 @@ func Run(c Config) Result {
 	if r.apply(r.m.Started(time.Now(), c.Readiness == nil && c.Notify == nil)) || r.apply(r.reap()) {
 		return r.result()
 	}
-	startpages.Drop()
 	r.warmStopPath()
-	r.end.memory.start()
 	r.loop(ready, stopProbe)
 	return r.result()
 }
@@ -100,6 +98,8 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) {
 	later.Stop()
 	dog := time.NewTimer(time.Hour) // the service's watchdog (--watchdog)
 	dog.Stop()
+	settled := time.NewTimer(settleAfter) // the start-up's pages given back (settle)
+	defer settled.Stop()
 	for {
 		var acts []core.Action
 		select {
@@ -119,6 +119,8 @@ func (r *runner) loop(ready <-chan struct{}, stopProbe func()) {
 		case <-dog.C:
 			r.service.dogArmed = time.Time{}
 			acts = r.watchdogDue()
+		case <-settled.C:
+			r.settle()
 		case <-ready:
 			ready, r.service.probeReady = nil, true
 			if r.service.word.GateOpen() {
