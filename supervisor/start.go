@@ -35,6 +35,12 @@ func (r *runner) startChild() error {
 			r.Log.Warn("cannot become a child subreaper; orphans of the child will not be reaped by lfinit", "err", err)
 		}
 	}
+	// Before the start (a few system calls): a shutdown signal from the
+	// child's first instant on has a known sender. The child's start
+	// resets the handlers to their defaults.
+	if err := sender.Record(r.m.ShutdownSignals()); err != nil {
+		r.Log.Warn("cannot record who sends the shutdown signals; the status file will say unknown", "err", err)
+	}
 	inherited := spawn.InheritedFDs()
 	opts := r.spawnOptions()
 	if err := spawn.CloseInheritedFDs(opts.PreserveFDs); err != nil {
@@ -54,11 +60,6 @@ func (r *runner) startChild() error {
 	r.leaveStartDir()
 	if err := forward.IgnoreUnrelayable(); err != nil {
 		r.Log.Warn("cannot ignore SIGRTMIN and signal 32; they would kill lfinit when it is not PID 1", "err", err)
-	}
-	// After the start, so that it costs the start nothing: a shutdown
-	// signal before this has an unknown sender.
-	if err := sender.Record(r.m.ShutdownSignals()); err != nil {
-		r.Log.Warn("cannot record who sends the shutdown signals; the status file will say unknown", "err", err)
 	}
 	r.Log.Debug("started", "pid", os.Getpid(), "child_pid", pid, "cmd", r.Argv[0], "pid1", r.PID1, "terminal", r.tty != nil,
 		"grace_seconds", seconds(r.Budget.Grace), "floor_seconds", seconds(r.Budget.Floor),
