@@ -19,8 +19,6 @@
 package memcg
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -73,12 +71,14 @@ func FindIn(cgroupFile, root string) (Group, error) {
 // parseCgroupFile returns the path of the v1 memory hierarchy's line and
 // the path of the v2 line ("0::"), either "" when absent.
 func parseCgroupFile(data []byte) (v1path, v2path string, err error) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
+	// Line by line without a bufio.Scanner, whose buffer is fresh heap
+	// pages on the start's path.
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 		// hierarchy-id:controllers:path; a path may itself hold a colon.
-		fields := strings.SplitN(sc.Text(), ":", 3)
+		fields := strings.SplitN(line, ":", 3)
 		if len(fields) != 3 || !strings.HasPrefix(fields[2], "/") {
-			return "", "", fmt.Errorf("malformed line %q", sc.Text())
+			return "", "", fmt.Errorf("malformed line %q", line)
 		}
 		switch {
 		case fields[0] == "0" && fields[1] == "":
@@ -87,7 +87,7 @@ func parseCgroupFile(data []byte) (v1path, v2path string, err error) {
 			v1path = fields[2]
 		}
 	}
-	return v1path, v2path, sc.Err()
+	return v1path, v2path, nil
 }
 
 // groupDir is the cgroup's directory under one hierarchy's mount. A path

@@ -1,8 +1,7 @@
 package spawn
 
 import (
-	"os"
-	"strconv"
+	"encoding/binary"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,15 +50,10 @@ func CloseFDs(fds []int) {
 // openFDs lists the open descriptors, from /proc/self/fd, or without
 // /proc by asking each number up to the descriptor limit.
 func openFDs() []int {
-	var out []int
-	if entries, err := os.ReadDir("/proc/self/fd"); err == nil {
-		for _, e := range entries {
-			if fd, err := strconv.Atoi(e.Name()); err == nil {
-				out = append(out, fd)
-			}
-		}
+	if out, err := procFDs(); err == nil {
 		return out
 	}
+	var out []int
 	var rl unix.Rlimit
 	limit := uint64(1024)
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil {
@@ -71,4 +65,64 @@ func openFDs() []int {
 		}
 	}
 	return out
+}
+
+// procFDs lists /proc/self/fd with getdents64 into a small buffer and
+// reads the numbers in place: os.ReadDir's 8 KiB buffer and its entries
+// are fresh heap pages on every start, faulted in on the child's path.
+// The directory's own descriptor is left out.
+func procFDs() ([]int, error) {
+	dir, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dir)
+	var out []int
+	var buf [1024]byte
+	for {
+		n, err := unix.Getdents(dir, buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		out = appendDirentFDs(out, buf[:n], dir)
+	}
+}
+
+// appendDirentFDs appends the numeric names of the linux_dirent64 records
+// in b (d_ino, d_off, d_reclen, d_type, d_name), but skip, to out.
+func appendDirentFDs(out []int, b []byte, skip int) []int {
+	const nameOff = 19 // 8 + 8 + 2 + 1
+	for len(b) >= nameOff {
+		reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+		if reclen < nameOff || reclen > len(b) {
+			break
+		}
+		if fd, ok := atoiName(b[nameOff:reclen]); ok && fd != skip {
+			out = append(out, fd)
+		}
+		b = b[reclen:]
+	}
+	return out
+}
+
+// atoiName reads a NUL-terminated decimal name; "." and ".." are not one.
+func atoiName(name []byte) (int, bool) {
+	n, digits := 0, 0
+	for _, c := range name {
+		if c == 0 {
+			break
+		}
+		if c < '0' || c > '9' || n > 1<<30 {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+		digits++
+	}
+	return n, digits > 0
 }

@@ -153,6 +153,13 @@ func envIgnored(name string) bool {
 // internalVariables are LFINIT_ variables lfinit sets for itself.
 var internalVariables = []string{forward.ReexecVariable}
 
+// isOptionVariable reports whether kv sets an LFINIT_ variable that is
+// not one of internalVariables.
+func isOptionVariable(kv string) bool {
+	name, _, _ := strings.Cut(kv, "=")
+	return strings.HasPrefix(name, "LFINIT_") && !slices.Contains(internalVariables, name)
+}
+
 // unknownVariables lists the LFINIT_ variables in env that no option of
 // fs reads, each with the closest known variable when there is one: a typo
 // such as LFINIT_GRCE would otherwise be ignored without a word.
@@ -168,7 +175,7 @@ func unknownVariables(fs *flag.FlagSet, env []string) []string {
 	var out []string
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "LFINIT_") || known[name] || slices.Contains(internalVariables, name) {
+		if !isOptionVariable(kv) || known[name] {
 			continue
 		}
 		known[name] = true // once, however often it is set

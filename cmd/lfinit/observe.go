@@ -28,6 +28,11 @@ func knownSignals(o core.Options) []string {
 // Only a run warns: the subcommands read the same variables, but an exec
 // probe every few seconds would repeat the line forever.
 func warnUnknownVariables(env []string, log *slog.Logger) {
+	// Most runs set none: then no flag set is built just to check them
+	// (kilobytes of fresh heap pages on every start).
+	if !slices.ContainsFunc(env, isOptionVariable) {
+		return
+	}
 	if names := unknownVariables(newFlagSet(&config{}), env); len(names) > 0 {
 		log.Warn("ignoring LFINIT_ variables that no option reads", "variables", strings.Join(names, ", "))
 	}
