@@ -279,7 +279,12 @@ func build(root, dir, lfinitPath, tags string) (artifacts, error) {
 		deathtime: filepath.Join(dir, "deathtime"),
 	}
 	goBuild := func(out, pkg, tags string) error {
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-tags="+tags, "-o", out, pkg)
+		args := []string{"build", "-trimpath", "-ldflags=-s -w", "-tags=" + tags, "-o", out}
+		if pkg == "./cmd/lfinit" {
+			// As scripts/build ships it: protobuf without inlining.
+			args = append(args, "-gcflags=google.golang.org/protobuf/...=-l")
+		}
+		cmd := exec.Command("go", append(args, pkg)...)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if b, err := cmd.CombinedOutput(); err != nil {
