@@ -461,6 +461,46 @@ func TestStartsWithCleanSignalState(t *testing.T) {
 	}
 }
 
+// TestChildInheritsTheCPUAffinity: lfinit confines its own threads for
+// the signal round trips of its start; the child, started directly or
+// through the exec step (--watchdog), gets the CPUs lfinit was started
+// with, and so do all of lfinit's threads once the child runs.
+func TestChildInheritsTheCPUAffinity(t *testing.T) {
+	t.Parallel()
+	own, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := statusField(string(own), "Cpus_allowed_list")
+	// The child prints its own CPUs, then those of lfinit's threads.
+	script := `grep -h Cpus_allowed_list /proc/self/status /proc/$PPID/task/*/status`
+	for _, c := range []struct {
+		name, cpus string
+		flags      []string
+	}{
+		{"all", all, nil},
+		{"one", "0", nil},
+		{"exec step", all, []string{"--ready-notify", "abstract", "--watchdog", "10s"}},
+	} {
+		for range 10 {
+			args := append(append([]string{"-c", c.cpus, lfinitBin}, c.flags...), "--", "sh", "-c", script)
+			out, err := exec.Command("taskset", args...).Output()
+			if err != nil {
+				t.Fatalf("%s: taskset %v: %v", c.name, args, err)
+			}
+			lines := strings.Fields(strings.ReplaceAll(string(out), "Cpus_allowed_list:", ""))
+			if len(lines) < 2 {
+				t.Fatalf("%s: want the child's and lfinit's threads' CPUs, got %q", c.name, out)
+			}
+			for i, got := range lines {
+				if got != c.cpus {
+					t.Fatalf("%s: %s has CPUs %s, want %s (all: %q)", c.name, map[bool]string{true: "the child", false: "a thread of lfinit"}[i == 0], got, c.cpus, lines)
+				}
+			}
+		}
+	}
+}
+
 func TestChildSeesOnlyStdio(t *testing.T) {
 	t.Parallel()
 	r := startPID1(t, "--", "sleep", "30")

@@ -125,6 +125,30 @@ func TestDeniedWaitIsRefusedAtStart(t *testing.T) {
 	}
 }
 
+// TestDeniedAffinityCallsChangeNothing: where a profile denies the calls
+// lfinit's start confines its threads with, it starts as usual and the
+// child gets every CPU lfinit has.
+func TestDeniedAffinityCallsChangeNothing(t *testing.T) {
+	t.Parallel()
+	for _, nr := range []int{unix.SYS_SCHED_SETAFFINITY, unix.SYS_SCHED_GETAFFINITY, unix.SYS_GETCPU} {
+		r := startWith(t, false, []string{"--", "sh", "-c", "grep Cpus_allowed_list /proc/self/status > DIR/cpus"}, nil, deny(t, syscall.EPERM, nr)...)
+		if code := r.wait(10 * time.Second); code != 0 {
+			t.Fatalf("syscall %d denied: exit %d, want 0\n%s", nr, code, r.stderr.String())
+		}
+		own, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(r.path("cpus"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := statusField(string(own), "Cpus_allowed_list"); statusField(string(got), "Cpus_allowed_list") != want {
+			t.Errorf("syscall %d denied: the child has %q, want CPUs %s", nr, got, want)
+		}
+	}
+}
+
 // TestUnsignalledLeftoversAreReported: where no signal can be sent at all
 // (kill denied too), lfinit does not claim the leftovers killed: each is
 // warned of with its pid and counted in not_signalled, and the final

@@ -38,16 +38,20 @@ func init() {
 	// to the main thread, which doubles the thread handoffs of each round
 	// trip. The rest, which the runtime drops or (the stops) leaves to the
 	// kernel until caught, while the other packages initialise.
+	// The signal-mask thread exists now (the first Notify started it):
+	// the round trips run on one CPU, beside the initialisation.
+	c := confine()
 	fatalCaught := make(chan struct{})
-	go catchRest(fatalCaught)
+	go catchRest(fatalCaught, c)
 	<-fatalCaught
 }
 
 // catchRest catches the fatal signals but the first, closes fatalCaught,
-// then catches the stop signals, SIGCHLD and the other relayed signals and
-// closes Done.
-func catchRest(fatalCaught chan<- struct{}) {
+// then catches the stop signals, SIGCHLD and the other relayed signals,
+// gives every thread its CPU mask back and closes Done.
+func catchRest(fatalCaught chan<- struct{}, c confinement) {
 	defer close(Done)
+	defer c.release()
 	signal.Notify(Relayed, fatal[1:]...)
 	close(fatalCaught)
 	signal.Notify(Relayed, stops...)
