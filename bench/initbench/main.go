@@ -100,6 +100,7 @@ func main() {
 	flag.StringVar(&stderrMode, "stderr", "null", "where every PID 1's stderr goes: null (/dev/null), file (a regular file in the run's temp dir), pipe (a pipe the benchmark drains) or tty (a pseudo-terminal whose master the benchmark drains); an init whose lines are read keeps its own pipe, and the startup and early-stop runs keep /dev/null")
 	toFile := flag.Bool("stderr-file", false, "deprecated: the same as -stderr file")
 	earlyRounds := flag.Int("early-rounds", 0, "override the rounds of the early-stop run (one trial of each init a round)")
+	inPlace := flag.Bool("in-place", false, "run every Go init from where it is, not from a copy on tmpfs (to measure how the page cache holds each binary)")
 	anchors := flag.String("anchors", "tini,tini-static,dumb-init,catatonit", "the anchors to run, comma-separated")
 	flag.Parse()
 
@@ -155,12 +156,26 @@ func main() {
 		fail("%v", err)
 	}
 	inits, missing := findInits(art, extra, strings.Split(*anchors, ","))
+	placed := ""
+	if !*inPlace {
+		placed = tmpfsDir()
+	}
+	if placed != "" {
+		defer os.RemoveAll(placed)
+		if err := placeOnTmpfs(inits, placed); err != nil {
+			os.RemoveAll(dir)
+			os.RemoveAll(placed)
+			fail("copying the Go inits to tmpfs: %v", err)
+		}
+	} else if !*inPlace {
+		progress("/dev/shm is not tmpfs: the Go inits run from where they were built")
+	}
 	// The benchmark allocates little; a collection in the middle of a
 	// timed stretch is noise it does not need.
 	debug.SetGCPercent(-1)
 
 	rng := rand.New(rand.NewPCG(*seed, 0x6c66696e6974))
-	r := &report{cfg: cfg, inits: inits, missing: missing, cmd: *shown, tags: *tags, stderr: stderrMode, started: time.Now(), loadStart: loadavg()}
+	r := &report{cfg: cfg, inits: inits, missing: missing, cmd: *shown, tags: *tags, stderr: stderrMode, tmpfs: placed != "", started: time.Now(), loadStart: loadavg()}
 	if r.cmd == "" {
 		r.cmd = "go run ./bench/initbench " + strings.Join(os.Args[1:], " ")
 	}
@@ -172,6 +187,7 @@ func main() {
 		progress("%s…", name)
 		if err := f(); err != nil {
 			os.RemoveAll(dir)
+			os.RemoveAll(placed) // "" removes nothing
 			fail("%s: %v", name, err)
 		}
 		progress("%s done in %.1fs", name, time.Since(t).Seconds())

@@ -48,6 +48,7 @@ type report struct {
 	cmd       string
 	tags      string
 	stderr    string // where PID 1's stderr went: -stderr's value
+	tmpfs     bool   // the Go inits ran from copies on tmpfs
 	started   time.Time
 	took      time.Duration
 	loadStart string
@@ -99,6 +100,11 @@ func (r *report) String() string {
 		w(" (The startup and early-stop runs keep /dev/null.)")
 	}
 	w("\n")
+	if r.tmpfs {
+		w("The Go inits (lfinit, its variants, the floors) run from copies on tmpfs, which the page cache holds the same way whatever wrote them.\n")
+	} else {
+		w("The Go inits run from where they are (-in-place, or /dev/shm is not tmpfs): how the page cache holds each binary moves their starts.\n")
+	}
 	w("Anchors: %s.", anchorVersions())
 	if len(r.missing) > 0 {
 		w(" Not installed, left out: %s.", strings.Join(r.missing, ", "))
