@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/light-fabric/lfinit/forward"
@@ -25,18 +26,29 @@ func shorten(s string) string {
 	return string([]rune(s)[:maxEcho]) + "…"
 }
 
-// quoted matches a Go-quoted string (%q) inside a message.
-var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+// The patterns of usage messages are compiled when a message needs them,
+// not at every start: each compile costs the start heap pages and time
+// before the child's exec.
+var (
+	// quoted matches a Go-quoted string (%q) inside a message.
+	quoted = lazyRegexp(`"(?:[^"\\]|\\.)*"`)
+	// longWord is a run of characters without spaces too long to be
+	// anything but a pasted value (e.g. an unknown flag name of 256 KiB).
+	longWord = lazyRegexp(`[^\s"]{96,}`)
+	// boolFor is the flag package's message for a bad switch value.
+	boolFor = lazyRegexp(`^invalid boolean value ("(?:[^"\\]|\\.)*") for -([\w-]+):`)
+)
 
-// longWord is a run of characters without spaces too long to be anything
-// but a pasted value (e.g. an unknown flag name of 256 KiB).
-var longWord = regexp.MustCompile(`[^\s"]{96,}`)
+// lazyRegexp compiles expr on its first use.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // shortenMessage shortens every value a usage message echoes, whichever
 // code wrote it (lfinit's own checks or the flag package), so each error
 // stays one readable line.
 func shortenMessage(msg string) string {
-	msg = quoted.ReplaceAllStringFunc(msg, func(q string) string {
+	msg = quoted().ReplaceAllStringFunc(msg, func(q string) string {
 		inner := q[1 : len(q)-1]
 		if utf8.RuneCountInString(inner) <= maxEcho {
 			return q
@@ -44,7 +56,7 @@ func shortenMessage(msg string) string {
 		cut := strings.TrimRight(string([]rune(inner)[:maxEcho]), `\`)
 		return `"` + cut + `…"`
 	})
-	msg = longWord.ReplaceAllStringFunc(msg, shorten)
+	msg = longWord().ReplaceAllStringFunc(msg, shorten)
 	if len(msg) > maxMessage {
 		msg = truncateRunes(msg, maxMessage) + "…"
 	}
@@ -57,9 +69,6 @@ func truncateRunes(s string, n int) string {
 	}
 	return s[:n]
 }
-
-// boolFor is the flag package's message for a bad switch value.
-var boolFor = regexp.MustCompile(`^invalid boolean value ("(?:[^"\\]|\\.)*") for -([\w-]+):`)
 
 // flagError rewrites a flag package error in lfinit's terms: "--name"
 // rather than "-name", and for an unknown option the closest known one.
@@ -75,7 +84,7 @@ func flagError(fs *flag.FlagSet, err error) string {
 	}
 	msg = strings.Replace(msg, "flag -", "--", 1)
 	// A switch's error reads "invalid boolean value %q for -name: …".
-	if m := boolFor.FindStringSubmatch(msg); m != nil {
+	if m := boolFor().FindStringSubmatch(msg); m != nil {
 		msg = "invalid value " + m[1] + " for " + dashed(m[2]) + ":" + msg[len(m[0]):]
 	}
 	return strings.Replace(msg, "not defined: -", "not defined: --", 1)

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -67,7 +66,18 @@ const (
 	maxGroupingLabels = 16   // names, besides pod and namespace
 )
 
-var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+// isLabelName reports whether name is a Prometheus label name: letters,
+// digits and _, not starting with a digit (a regexp compiled at package
+// initialisation would cost every start, with or without a push).
+func isLabelName(name string) bool {
+	for i, c := range []byte(name) {
+		letter := c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return name != ""
+}
 
 // reservedLabels are the job label and the labels of lfinit's own series: a
 // grouping label of the same name makes the Pushgateway refuse the push.
@@ -77,7 +87,7 @@ func checkGroupingLabel(name, value string, ok bool) error {
 	switch {
 	case !ok || value == "":
 		return fmt.Errorf("%q is not NAME=VALUE with a non-empty value (e.g. cluster=prod)", name+"="+value)
-	case !labelName.MatchString(name) || strings.HasPrefix(name, "__"):
+	case !isLabelName(name) || strings.HasPrefix(name, "__"):
 		return fmt.Errorf("%q is not a Prometheus label name (letters, digits and _, not starting with a digit or __)", name)
 	case slices.Contains(reservedLabels, name):
 		return fmt.Errorf("%q is a label of lfinit's own series; choose another name", name)

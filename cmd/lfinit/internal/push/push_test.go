@@ -154,3 +154,18 @@ func TestPushFinalBounded(t *testing.T) {
 		t.Errorf("logs: %q", logs.String())
 	}
 }
+
+func TestLabelNames(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"cluster": true, "_x": true, "Zone_2": true, "a1": true,
+		"1a": false, "a-b": false, "é": false, "a b": false, "__meta": false, "job": false,
+	} {
+		err := Labels{}.Set(name + "=v")
+		if (err == nil) != ok {
+			t.Errorf("label name %q: err %v, want accepted %v", name, err, ok)
+		}
+	}
+	if err := (Labels{}).Set("=v"); err == nil {
+		t.Error("an empty label name was accepted")
+	}
+}
