@@ -17,7 +17,7 @@ var aliases = map[string]syscall.Signal{"IOT": syscall.SIGABRT, "POLL": syscall.
 
 // Name is the conventional name of sig: SIGTERM, SIGRTMIN+3, SIGRTMAX.
 func Name(sig syscall.Signal) string {
-	if n, ok := names[sig]; ok {
+	if n := lookup(&names, sig); n != "" {
 		return n
 	}
 	switch {
@@ -36,7 +36,7 @@ func Name(sig syscall.Signal) string {
 // Reason is the word for why a shutdown began on sig: terminate, interrupt,
 // hangup… and signal-N for the others.
 func Reason(sig syscall.Signal) string {
-	if r, ok := reasons[sig]; ok {
+	if r := lookup(&reasons, sig); r != "" {
 		return r
 	}
 	return strings.ToLower(strings.TrimPrefix(Name(sig), "SIG"))
@@ -57,7 +57,7 @@ func Parse(s string) (syscall.Signal, error) {
 	}
 	for sig, n := range names {
 		if n == "SIG"+word {
-			return sig, nil
+			return syscall.Signal(sig), nil
 		}
 	}
 	if sig, ok := parseRealtime(word); ok {

@@ -90,20 +90,24 @@ func realtime() []Entry {
 // Common is every signal operators and orchestrators send most.
 var Common = signalsWhere(func(e Entry) bool { return e.Common })
 
-// names and reasons index the table's Name and Reason by signal.
+// names and reasons index the table's Name and Reason by signal number
+// ("" where it has none): arrays, not maps, so that lfinit's start builds
+// no map for them.
 var names, reasons = index()
 
-func index() (names, reasons map[syscall.Signal]string) {
-	names, reasons = map[syscall.Signal]string{}, map[syscall.Signal]string{}
+func index() (names, reasons [RTMax + 1]string) {
 	for _, e := range Table {
-		if e.Name != "" {
-			names[e.Sig] = e.Name
-		}
-		if e.Reason != "" {
-			reasons[e.Sig] = e.Reason
-		}
+		names[e.Sig], reasons[e.Sig] = e.Name, e.Reason
 	}
 	return names, reasons
+}
+
+// lookup is index[sig], "" for a number out of its range.
+func lookup(index *[RTMax + 1]string, sig syscall.Signal) string {
+	if sig < 0 || int(sig) > RTMax {
+		return ""
+	}
+	return index[sig]
 }
 
 // Relayed is every signal lfinit catches and passes on to the child.

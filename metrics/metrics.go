@@ -196,7 +196,7 @@ func (m *Metrics) registerSources(src Sources) {
 		}, func() float64 { return float64(f()) }))
 	}
 	if src.NotifyCounts != nil {
-		m.register(&notifyCollector{counts: src.NotifyCounts, kinds: src.NotifyKinds},
+		m.register(&notifyCollector{desc: notifyDesc(), counts: src.NotifyCounts, kinds: src.NotifyKinds},
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "lfinit_watchdog_missed",
 				Help: "1 while the service's watchdog (--watchdog) is missed, which fails /livez; 0 while it is fed or without one.",

@@ -49,26 +49,30 @@ func (i *serviceInfo) set(s statusfile.Status) {
 	}
 }
 
-// notifyDesc is lfinit_notify_messages_total.
-var notifyDesc = prometheus.NewDesc("lfinit_notify_messages_total",
-	"Lines of the notify protocol (--ready-notify) from lfinit's tree by kind (ready, stopping, status, garbage, ignored, …); outside counts messages from senders outside the tree, dropped those the loop had no room for.",
-	[]string{"kind"}, nil)
+// notifyDesc is lfinit_notify_messages_total, made with its collector (a
+// package variable would be made at every start, with or without it).
+func notifyDesc() *prometheus.Desc {
+	return prometheus.NewDesc("lfinit_notify_messages_total",
+		"Lines of the notify protocol (--ready-notify) from lfinit's tree by kind (ready, stopping, status, garbage, ignored, …); outside counts messages from senders outside the tree, dropped those the loop had no room for.",
+		[]string{"kind"}, nil)
+}
 
 // notifyCollector exports the notify listener's counts, read at scrape
 // time: counting costs the loop nothing.
 type notifyCollector struct {
+	desc   *prometheus.Desc
 	counts func() []uint64
 	kinds  []string
 }
 
 // Describe implements prometheus.Collector.
-func (c *notifyCollector) Describe(ch chan<- *prometheus.Desc) { ch <- notifyDesc }
+func (c *notifyCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect implements prometheus.Collector.
 func (c *notifyCollector) Collect(ch chan<- prometheus.Metric) {
 	for i, n := range c.counts() {
 		if i < len(c.kinds) {
-			ch <- prometheus.MustNewConstMetric(notifyDesc, prometheus.CounterValue, float64(n), c.kinds[i])
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), c.kinds[i])
 		}
 	}
 }
