@@ -15,6 +15,10 @@ import (
 // as the service's, cause oom-kill with the cgroup's limit and peak in the
 // status file, the exit line and the termination message.
 func TestOOMKillIsNamed(t *testing.T) {
+	// conmon writes a file named oom into its working directory, which is
+	// podman's, when the kernel OOM-kills a process of the container: the
+	// test's own temp dir, not the source tree.
+	t.Chdir(t.TempDir())
 	c := run(t, baseImage, []string{"--memory=64m", "--memory-swap=64m"},
 		"--status-file", "/rec/status.json", "--termination-log", "/rec/termlog", "--", "/bin/alloc")
 	podman(t, "wait", c.name)
