@@ -48,6 +48,11 @@ type Config struct {
 	// lfinit not live, and with WatchdogStop begins its shutdown.
 	Watchdog     time.Duration
 	WatchdogStop bool
+	// Rehearse, when set, is given at idle a result like a stop's, for
+	// the caller to take its final records' path into nowhere: a stop then
+	// does not fault that code back in between the child's exit and
+	// lfinit's.
+	Rehearse func(Result)
 }
 
 // Signals are lfinit's caught signals, queued until the loop reads them.

@@ -103,7 +103,12 @@ func (p *publishing) snapshot(m *core.Machine) statusfile.Status {
 
 // snapshot is the state to publish now.
 func (r *runner) snapshot() statusfile.Status {
-	s := r.status.snapshot(r.m)
+	return r.snapshotOf(r.m)
+}
+
+// snapshotOf is snapshot with m in the place of the run's machine.
+func (r *runner) snapshotOf(m *core.Machine) statusfile.Status {
+	s := r.status.snapshot(m)
 	s.Pid = r.self
 	s.Reaped = r.nreaped
 	s.ReadyError = r.probe.lastError()

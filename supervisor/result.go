@@ -3,6 +3,7 @@ package supervisor
 import (
 	"time"
 
+	"github.com/light-fabric/lfinit/core"
 	"github.com/light-fabric/lfinit/reaper"
 	"github.com/light-fabric/lfinit/statusfile"
 )
@@ -24,13 +25,19 @@ type Result struct {
 // readiness is down by then whatever the last phase said.
 func (r *runner) result() Result {
 	r.status.setReady(false)
-	res := Result{Code: r.code, Status: r.snapshot(), Start: r.status.start, Leftovers: r.tree.leftovers, Interactive: r.interactive}
+	return r.resultOf(r.m, r.code)
+}
+
+// resultOf is the Result that m and code say, with the run's counts and
+// the tree's usage; it changes nothing.
+func (r *runner) resultOf(m *core.Machine, code int) Result {
+	res := Result{Code: code, Status: r.snapshotOf(m), Start: r.status.start, Leftovers: r.tree.leftovers, Interactive: r.interactive}
 	if u, err := reaper.TreeUsage(); err == nil && r.child > 0 {
 		cpu := (u.User + u.System).Seconds()
 		res.Status.TreePeakRSSBytes, res.Status.TreeCPUSeconds = &u.PeakRSS, &cpu
 	}
-	if r.m.ShuttingDown() {
-		res.SignalAt = r.m.Timeline().SignalAt
+	if m.ShuttingDown() {
+		res.SignalAt = m.Timeline().SignalAt
 	}
 	return res
 }

@@ -76,7 +76,7 @@ func Run(c Config) Result {
 	if r.apply(r.m.Started(time.Now(), c.Readiness == nil && c.Notify == nil)) || r.apply(r.reap()) {
 		return r.result()
 	}
-	r.warmStopPath()
+	_ = r.warmStopPath()
 	r.loop(ready, stopProbe)
 	return r.result()
 }

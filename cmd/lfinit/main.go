@@ -125,6 +125,7 @@ func supervise(c *config, pre *prepared, env, childEnv []string, maskErr error, 
 		Notify:       pre.notify,
 		Watchdog:     c.watchdog,
 		WatchdogStop: c.watchdogAction == "stop",
+		Rehearse:     records.Rehearse,
 	})
 	if pre.notify != nil {
 		pre.notify.Close()
@@ -186,7 +187,8 @@ type observers struct {
 // start serves metrics and starts the status-file writer, and says where
 // the final records go.
 func (p *prepared) start(c *config, log *slog.Logger, logOut *asynclog.Writer) (obs observers, rec final.Records) {
-	rec = final.Records{Log: log, FlushLog: logOut.Close, StatusPath: c.statusFile, TerminationLog: terminationLog(c.termLog)}
+	rec = final.Records{Log: log, FlushLog: logOut.Close, StatusPath: c.statusFile, TerminationLog: terminationLog(c.termLog),
+		Rehearsal: loggerTo(c, io.Discard)}
 	var publisher *statusfile.Publisher
 	if c.statusFile != "" {
 		publisher = statusfile.NewPublisher(c.statusFile, func(kind string, err error) {
@@ -265,12 +267,17 @@ func newMetrics(c *config, logOut *asynclog.Writer, publisher *statusfile.Publis
 // blocks the loop.
 func newLogger(c *config, stderr io.Writer) (*asynclog.Writer, *slog.Logger) {
 	out := asynclog.New(stderr, 1024)
+	return out, loggerTo(c, out)
+}
+
+// loggerTo is lfinit's logger, as --log-format and --log-level say, on w.
+func loggerTo(c *config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: c.logLevel}
-	var h slog.Handler = slog.NewTextHandler(out, opts)
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if c.logFormat == "json" {
-		h = slog.NewJSONHandler(out, opts)
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return out, slog.New(h).With("logger", "lfinit")
+	return slog.New(h).With("logger", "lfinit")
 }
 
 // terminationLog resolves --termination-log: the Kubernetes default when

@@ -50,6 +50,8 @@ type Records struct {
 	Metrics        Metrics
 	TerminationLog string
 	Push           func() // bounded by its own timeout; logs its own failure
+	// Rehearsal is Log's twin that writes nowhere, for Rehearse.
+	Rehearsal *slog.Logger
 }
 
 // Write writes the final records of res, in order.
@@ -67,6 +69,19 @@ func (rec Records) Write(res supervisor.Result) {
 	rec.terminationMessage(res.Status, end.Sub(res.Start))
 	if rec.Push != nil {
 		rec.Push()
+	}
+}
+
+// Rehearse formats res's summary line and termination message into
+// nowhere, at idle: a stop then finds their code and data mapped (a fault
+// costs microseconds) instead of faulting them in between the child's exit
+// and lfinit's. It writes nothing and changes nothing.
+func (rec Records) Rehearse(res supervisor.Result) {
+	if rec.Rehearsal != nil {
+		logline.Write(rec.Rehearsal, Level(res), "exit", Summary(res, time.Now())...)
+	}
+	if rec.TerminationLog != "" {
+		_ = termlog.Message(res.Status, time.Since(res.Start))
 	}
 }
 

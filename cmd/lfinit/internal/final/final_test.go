@@ -178,3 +178,37 @@ func TestSummaryWithoutShutdown(t *testing.T) {
 		}
 	}
 }
+
+// TestRehearseWritesNothing: a rehearsal formats the summary line as Write
+// would, into the rehearsal logger only, and writes no record: no log
+// line, no status file, no metrics, no termination message, no push.
+func TestRehearseWritesNothing(t *testing.T) {
+	tr := &trail{}
+	var log, rehearsal bytes.Buffer
+	termLog := filepath.Join(t.TempDir(), "termination-log")
+	rec := Records{
+		Log:        slog.New(slog.NewTextHandler(&log, nil)),
+		Rehearsal:  slog.New(slog.NewTextHandler(&rehearsal, nil)),
+		FlushLog:   func(time.Duration) { tr.add("flush log") },
+		StatusFile: &fakeStatusFile{t: tr, written: true}, Metrics: &fakeMetrics{t: tr, live: true},
+		TerminationLog: termLog,
+		Push:           func() { tr.add("push") },
+	}
+	rec.Rehearse(graceful(t))
+	if len(tr.steps) != 0 || log.Len() != 0 {
+		t.Errorf("a rehearsal wrote %q and logged %q", tr.steps, log.String())
+	}
+	if _, err := os.Stat(termLog); !os.IsNotExist(err) {
+		t.Errorf("a rehearsal wrote the termination message (stat: %v)", err)
+	}
+	for _, f := range []string{"level=INFO", "msg=exit", "outcome=graceful", "exit_code=143", "signal=SIGTERM", "child_pid=42"} {
+		if !strings.Contains(rehearsal.String(), f) {
+			t.Errorf("rehearsed summary %q lacks %s", rehearsal.String(), f)
+		}
+	}
+	rec.Rehearsal = nil
+	rec.Rehearse(graceful(t)) // no rehearsal logger: nothing to format into
+	if len(tr.steps) != 0 || log.Len() != 0 {
+		t.Errorf("a rehearsal without its logger wrote %q and logged %q", tr.steps, log.String())
+	}
+}
