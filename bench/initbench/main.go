@@ -101,6 +101,7 @@ func main() {
 	toFile := flag.Bool("stderr-file", false, "deprecated: the same as -stderr file")
 	earlyRounds := flag.Int("early-rounds", 0, "override the rounds of the early-stop run (one trial of each init a round)")
 	inPlace := flag.Bool("in-place", false, "run every Go init from where it is, not from a copy on tmpfs (to measure how the page cache holds each binary)")
+	settle := flag.Duration("settle", 0, "override how long every init idles after its child's ready before the forwarding and shutdown runs signal it (default 10ms; lfinit settles after 1s)")
 	anchors := flag.String("anchors", "tini,tini-static,dumb-init,catatonit", "the anchors to run, comma-separated")
 	flag.Parse()
 
@@ -126,6 +127,9 @@ func main() {
 			}
 			cfg.reapNs = append(cfg.reapNs, n)
 		}
+	}
+	if *settle > 0 {
+		cfg.settle = *settle
 	}
 	setStderr(*toFile)
 	sections := map[string]bool{}

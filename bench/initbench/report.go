@@ -139,7 +139,7 @@ func (r *report) String() string {
 		r.latencySection(&details, "Signal relay: kill(SIGUSR1) to PID 1 → the child's sigwaitinfo returns (not a shutdown signal)", "µs", 1, r.forward.relay, floorName, "", nil)
 	}
 	if r.shutdown != nil {
-		sum = append(sum, r.latencySection(&details, "Shutdown: kill(SIGTERM) to PID 1 → PID 1 has exited (child dies of SIGTERM; floor: the child as PID 1, exiting on SIGTERM)", "µs", 1, r.shutdown, floorName,
+		sum = append(sum, r.latencySection(&details, fmt.Sprintf("Shutdown: kill(SIGTERM) to PID 1, %v after the child's ready → PID 1 has exited (child dies of SIGTERM; floor: the child as PID 1, exiting on SIGTERM)", r.cfg.settle), "µs", 1, r.shutdown, floorName,
 			"shutdown latency added, p50", func(l, best float64) (string, bool) { return "≤ best anchor", l <= best })...)
 		sum = append(sum, overDeps("shutdown: lfinit's added p50 − the Go init + deps'", r.shutdown, shutOverDepsUs)...)
 	}
