@@ -32,6 +32,10 @@ import (
 )
 
 func main() {
+	// Nothing of lfinit's own runs before every signal whose Go default
+	// would end it is caught (a usage error written to a closed stderr
+	// must not die of SIGPIPE); the packages' initialisation ran beside it.
+	<-early.Fatal
 	os.Exit(run(os.Args, os.Environ(), os.Stdout, os.Stderr))
 }
 

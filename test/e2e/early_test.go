@@ -13,8 +13,9 @@ import (
 )
 
 // earlyMarker is the line GODEBUG=inittrace=1 makes the Go runtime print
-// once the init of lfinit's early package has returned, that is once the
-// shutdown signals and the others whose Go default ends lfinit are caught.
+// once the init of lfinit's early package has returned, that is once
+// SIGTERM is caught (the other signals are caught beside the packages'
+// initialisation that follows).
 const earlyMarker = "init github.com/light-fabric/lfinit/cmd/lfinit/internal/early @"
 
 // earlyOutcome is what one early SIGTERM led to.

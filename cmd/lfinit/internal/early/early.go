@@ -1,5 +1,6 @@
-// Package early catches lfinit's signals before any other package of the
-// binary is initialised.
+// Package early catches lfinit's signals from the first instant: SIGTERM
+// before any other package of the binary is initialised, the others
+// while they initialise.
 //
 // The Go runtime installs its own handlers when it starts; a SIGTERM that
 // reaches a Go PID 1 before signal.Notify makes it exit 2, and one that
@@ -24,8 +25,12 @@ var (
 	Child   = make(chan os.Signal, 1)
 )
 
-// Done is closed once every signal of forward.Caught is caught.
-var Done = make(chan struct{})
+// Fatal is closed once every signal whose Go default ends lfinit is
+// caught; Done once every signal of forward.Caught is.
+var (
+	Fatal = make(chan struct{})
+	Done  = make(chan struct{})
+)
 
 func init() {
 	// SIGTERM, the engine's stop, in line: nothing of lfinit's runs before
@@ -33,27 +38,24 @@ func init() {
 	// wanted, before the round trip to the thread that keeps its signal
 	// mask (and, for the first, that thread's start).
 	signal.Notify(Relayed, fatal[0])
-	// The other fatal signals before any other package initialises, but
-	// from a goroutine: during initialisation the main goroutine is locked
-	// to the main thread, which doubles the thread handoffs of each round
-	// trip. The rest, which the runtime drops or (the stops) leaves to the
-	// kernel until caught, while the other packages initialise.
+	// The others from a goroutine, while the other packages initialise:
+	// waiting here would not catch them any sooner (each waits for its
+	// round trip either way), only start main a millisecond later. During
+	// initialisation the main goroutine is locked to the main thread,
+	// which would double the thread hand-offs of each round trip.
 	// The signal-mask thread exists now (the first Notify started it):
 	// the round trips run on one CPU, beside the initialisation.
-	c := confine()
-	fatalCaught := make(chan struct{})
-	go catchRest(fatalCaught, c)
-	<-fatalCaught
+	go catchRest(confine())
 }
 
-// catchRest catches the fatal signals but the first, closes fatalCaught,
+// catchRest catches the fatal signals but the first and closes Fatal,
 // then catches the stop signals, SIGCHLD and the other relayed signals,
 // gives every thread its CPU mask back and closes Done.
-func catchRest(fatalCaught chan<- struct{}, c confinement) {
+func catchRest(c confinement) {
 	defer close(Done)
 	defer c.release()
 	signal.Notify(Relayed, fatal[1:]...)
-	close(fatalCaught)
+	close(Fatal)
 	signal.Notify(Relayed, stops...)
 	signal.Notify(Child, syscall.SIGCHLD)
 	for _, s := range rest() {
