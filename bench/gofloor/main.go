@@ -12,6 +12,8 @@
 //
 // Built with -tags deps (deps.go) it also links lfinit's dependencies and
 // does nothing with them: the floor of a Go init with lfinit's stack.
+// Built with -tags 'deps lfcode' (lfcode.go) it also links lfinit's own
+// code, never called: what lfinit's binary costs (bench/codefloor).
 package main
 
 import (
